@@ -1,0 +1,290 @@
+package dev.weir.state.cache;
+
+import dev.weir.state.cache.CacheEntry.State;
+import dev.weir.state.store.ByteKeys;
+import dev.weir.state.store.SortedByteStore;
+import dev.weir.state.store.StoreIterator;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.Objects;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderException;
+import org.apache.beam.sdk.util.CoderUtils;
+import org.apache.samza.storage.kv.Entry;
+import org.apache.samza.storage.kv.KeyValueIterator;
+
+/**
+ * The cached view of one byte store of an {@link ObjectCache}: typed reads and writes of state
+ * cells, each value with its coder. See {@link ObjectCache} for the mechanism and its hazards.
+ *
+ * <p>Threading: confined to the cache's owning thread.
+ */
+public final class CachedStore {
+
+  private final ObjectCache owner;
+  private final SortedByteStore bytes;
+  /**
+   * Entries made dirty since the last flush, in the order they became dirty; an entry may have
+   * been evicted (and written back) since, which the flush skips. Only from the owning thread.
+   */
+  private ArrayList<CacheEntry> dirty = new ArrayList<>();
+
+  CachedStore(ObjectCache owner, SortedByteStore bytes) {
+    this.owner = owner;
+    this.bytes = bytes;
+  }
+
+  /** The store's name. */
+  public String name() {
+    return bytes.name();
+  }
+
+  /** The byte store underneath; writing to it directly bypasses (and may contradict) the cache. */
+  public SortedByteStore byteStore() {
+    return bytes;
+  }
+
+  /**
+   * Wraps encoded key bytes for repeated use with this store (hash computed once).
+   *
+   * @param key the encoded key, kept by reference: do not modify it afterwards
+   */
+  public StateKey key(byte[] key) {
+    return new StateKey(this, Objects.requireNonNull(key, "key"));
+  }
+
+  /** Reads {@code key}; see {@link #get(StateKey, Coder)}. */
+  public <V> V get(byte[] key, Coder<V> coder) {
+    return get(key(key), coder);
+  }
+
+  /**
+   * Reads the value of {@code key}: the cached object on a hit, else the stored bytes decoded once
+   * with {@code coder} and cached.
+   *
+   * @return the value, or null if the key has no value; treat it as immutable
+   * @throws IllegalStateException if the stored bytes cannot be decoded with {@code coder}
+   */
+  @SuppressWarnings("unchecked")
+  public <V> V get(StateKey key, Coder<V> coder) {
+    checkKey(key);
+    Objects.requireNonNull(coder, "coder");
+    owner.checkOpen();
+    CacheEntry entry = owner.cache.getIfPresent(key);
+    if (entry != null && entry.state != State.EVICTED) {
+      owner.hits++;
+      return (V) entry.value;
+    }
+    owner.misses++;
+    V value = read(key.bytes, coder);
+    owner.cache.put(key, new CacheEntry(key, value, coder, State.CLEAN));
+    return value;
+  }
+
+  /** Writes {@code key}; see {@link #put(StateKey, Object, Coder)}. */
+  public <V> void put(byte[] key, V value, Coder<V> coder) {
+    put(key(key), value, coder);
+  }
+
+  /**
+   * Sets the value of {@code key}. Nothing is encoded until the entry is flushed, committed or
+   * evicted.
+   *
+   * @param value the new value, kept by reference: do not modify it afterwards
+   * @param coder encodes {@code value} at write-back
+   */
+  public <V> void put(StateKey key, V value, Coder<V> coder) {
+    Objects.requireNonNull(value, "value");
+    Objects.requireNonNull(coder, "coder");
+    write(key, value, coder);
+  }
+
+  /** Deletes {@code key}; see {@link #delete(StateKey)}. */
+  public void delete(byte[] key) {
+    delete(key(key));
+  }
+
+  /** Deletes {@code key}: a cached tombstone until the entry is flushed, committed or evicted. */
+  public void delete(StateKey key) {
+    write(key, null, null);
+  }
+
+  private void write(StateKey key, Object value, Coder<?> coder) {
+    checkKey(key);
+    owner.checkOpen();
+    CacheEntry entry = owner.cache.getIfPresent(key);
+    if (entry == null || entry.state == State.EVICTED) {
+      // No live entry: insert one. Mark it dirty before the put, which may evict it at once.
+      entry = new CacheEntry(key, value, coder, State.DIRTY);
+      dirty.add(entry);
+      owner.cache.put(key, entry);
+      return;
+    }
+    // Update in place: no allocation on the hot path. The entry cannot be evicted between the
+    // lookup above and here, because eviction only runs inside cache calls on this thread.
+    entry.value = value;
+    if (coder != null) {
+      entry.coder = coder;
+    }
+    if (entry.state != State.DIRTY) {
+      entry.state = State.DIRTY;
+      dirty.add(entry);
+    }
+    if (owner.settings().weighted()) {
+      owner.cache.put(key, entry); // re-weigh: the value changed
+    }
+  }
+
+  /**
+   * Iterates, in key order, over the entries with keys in {@code [from, to)} (null {@code to}:
+   * unbounded), decoding with {@code coder}. Flushes this store's dirty entries first, so the
+   * iteration sees every write made before the call. Values are the cached objects where cached,
+   * else decoded from the bytes (without caching them, so that a scan does not flush the cache).
+   *
+   * @return an iterator the caller must close
+   */
+  public <V> StoreIterator<byte[], V> range(byte[] from, byte[] to, Coder<V> coder) {
+    Objects.requireNonNull(from, "from");
+    Objects.requireNonNull(coder, "coder");
+    owner.checkOpen();
+    flushDirty();
+    return new DecodingIterator<>(bytes.range(from, to), coder);
+  }
+
+  /** Like {@link #range} over the keys that start with {@code prefix}. */
+  public <V> StoreIterator<byte[], V> prefix(byte[] prefix, Coder<V> coder) {
+    Objects.requireNonNull(prefix, "prefix");
+    return range(prefix, ByteKeys.prefixEnd(prefix), coder);
+  }
+
+  /**
+   * Deletes every key that starts with {@code prefix} (e.g. all cells of one bag or map), without
+   * decoding their values.
+   *
+   * @return the number of keys deleted
+   */
+  public int deletePrefix(byte[] prefix) {
+    Objects.requireNonNull(prefix, "prefix");
+    owner.checkOpen();
+    flushDirty(); // now every cached entry of this store is clean and the byte store is complete
+    List<byte[]> keys = new ArrayList<>();
+    try (StoreIterator<byte[], byte[]> it = bytes.prefix(prefix)) {
+      while (it.hasNext()) {
+        keys.add(it.next().getKey());
+      }
+    }
+    for (byte[] k : keys) {
+      owner.cache.invalidate(new StateKey(this, k)); // clean entries: nothing to write back
+    }
+    bytes.deleteAll(keys);
+    return keys.size();
+  }
+
+  /** Encodes and writes this store's dirty entries, in one putAll and one deleteAll. */
+  void flushDirty() {
+    if (dirty.isEmpty()) {
+      return;
+    }
+    List<Entry<byte[], byte[]>> puts = new ArrayList<>();
+    List<byte[]> deletes = new ArrayList<>();
+    for (CacheEntry entry : dirty) {
+      if (entry.state != State.DIRTY) {
+        continue; // evicted and written back since, or flushed through a duplicate
+      }
+      if (entry.value == null) {
+        deletes.add(entry.key.bytes);
+      } else {
+        puts.add(new Entry<>(entry.key.bytes, encode(entry)));
+      }
+      entry.state = State.CLEAN;
+    }
+    // A key is in the dirty list at most once while dirty, so puts and deletes are disjoint.
+    bytes.putAll(puts);
+    bytes.deleteAll(deletes);
+    owner.flushedEntries += puts.size() + deletes.size();
+    dirty = new ArrayList<>(Math.min(Math.max(16, dirty.size()), 1 << 16));
+  }
+
+  /** Writes one dirty entry during its eviction. */
+  void writeBack(CacheEntry entry) {
+    if (entry.value == null) {
+      bytes.delete(entry.key.bytes);
+    } else {
+      bytes.put(entry.key.bytes, encode(entry));
+    }
+  }
+
+  void discardDirty() {
+    dirty = new ArrayList<>();
+  }
+
+  @SuppressWarnings("unchecked")
+  private byte[] encode(CacheEntry entry) {
+    try {
+      byte[] encoded = CoderUtils.encodeToByteArray((Coder<Object>) entry.coder, entry.value);
+      owner.bytesEncoded += encoded.length;
+      return encoded;
+    } catch (CoderException | RuntimeException e) {
+      throw new IllegalStateException("cannot encode the value of " + entry.key + " with " + entry.coder, e);
+    }
+  }
+
+  private <V> V read(byte[] key, Coder<V> coder) {
+    byte[] stored = bytes.get(key);
+    return stored == null ? null : decode(key, stored, coder);
+  }
+
+  private <V> V decode(byte[] key, byte[] stored, Coder<V> coder) {
+    try {
+      V value = CoderUtils.decodeFromByteArray(coder, stored);
+      owner.bytesDecoded += stored.length;
+      return value;
+    } catch (CoderException | RuntimeException e) {
+      throw new IllegalStateException(
+          "cannot decode the value of " + name() + ":" + java.util.Arrays.toString(key) + " with " + coder, e);
+    }
+  }
+
+  private void checkKey(StateKey key) {
+    Objects.requireNonNull(key, "key");
+    if (key.store != this) {
+      throw new IllegalArgumentException("key " + key + " belongs to another store than '" + name() + "'");
+    }
+  }
+
+  /** Decodes a byte iterator lazily, preferring cached objects. */
+  private final class DecodingIterator<V> implements StoreIterator<byte[], V> {
+    private final StoreIterator<byte[], byte[]> source;
+    private final Coder<V> coder;
+
+    DecodingIterator(StoreIterator<byte[], byte[]> source, Coder<V> coder) {
+      this.source = source;
+      this.coder = coder;
+    }
+
+    @Override
+    public boolean hasNext() {
+      return source.hasNext();
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Entry<byte[], V> next() {
+      if (!source.hasNext()) {
+        throw new NoSuchElementException();
+      }
+      Entry<byte[], byte[]> e = source.next();
+      CacheEntry cached = owner.cache.policy().getIfPresentQuietly(new StateKey(CachedStore.this, e.getKey()));
+      V value = cached != null && cached.state == State.CLEAN && cached.value != null
+          ? (V) cached.value
+          : decode(e.getKey(), e.getValue(), coder);
+      return new Entry<>(e.getKey(), value);
+    }
+
+    @Override
+    public void close() {
+      source.close();
+    }
+  }
+}

@@ -1,0 +1,35 @@
+package dev.weir.state.cache;
+
+/**
+ * A point-in-time copy of an {@link ObjectCache}'s counters, all cumulative since the cache was
+ * created. The runner publishes these as metrics.
+ *
+ * @param hits reads answered from the cache, without decoding
+ * @param misses reads that went to the byte store (and decoded, if the key existed)
+ * @param evictions entries evicted by the size bound
+ * @param dirtyWriteBacks evicted entries that were dirty and so were encoded and written first
+ * @param flushedEntries dirty entries written by flushes and commits
+ * @param bytesEncoded bytes produced by encoding values (keys excluded), in bytes
+ * @param bytesDecoded bytes consumed by decoding values, in bytes
+ * @param flushes number of flushes (a commit includes one)
+ * @param flushNanos time spent in flushes, encoding included, in ns
+ * @param entries current number of cached entries (estimate)
+ */
+public record ObjectCacheStats(
+    long hits,
+    long misses,
+    long evictions,
+    long dirtyWriteBacks,
+    long flushedEntries,
+    long bytesEncoded,
+    long bytesDecoded,
+    long flushes,
+    long flushNanos,
+    long entries) {
+
+  /** hits / (hits + misses), or 0 when nothing was read. */
+  public double hitRate() {
+    long reads = hits + misses;
+    return reads == 0 ? 0 : (double) hits / reads;
+  }
+}

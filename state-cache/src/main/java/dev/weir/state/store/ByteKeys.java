@@ -1,0 +1,117 @@
+package dev.weir.state.store;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Helpers for byte keys in the stores' order (unsigned lexicographic, RocksDB's bytewise order)
+ * and for the commit record both backends write. Stateless; safe from any thread.
+ */
+public final class ByteKeys {
+
+  /** Unsigned lexicographic order, the order of RocksDB's default comparator. */
+  public static final Comparator<byte[]> ORDER = Arrays::compareUnsigned;
+
+  private static final int COMMIT_RECORD_VERSION = 1;
+
+  private ByteKeys() {}
+
+  /**
+   * The smallest key greater than every key that starts with {@code prefix}, or {@code null} if
+   * there is none (empty prefix, or a prefix of only {@code 0xFF} bytes): the exclusive upper
+   * bound of a prefix scan.
+   */
+  public static byte[] prefixEnd(byte[] prefix) {
+    for (int i = prefix.length - 1; i >= 0; i--) {
+      if (prefix[i] != (byte) 0xFF) {
+        byte[] end = Arrays.copyOf(prefix, i + 1);
+        end[i]++;
+        return end;
+      }
+    }
+    return null;
+  }
+
+  /** Whether {@code key} lies in {@code [from, to)}; a null {@code to} is unbounded. */
+  public static boolean inRange(byte[] key, byte[] from, byte[] to) {
+    return Arrays.compareUnsigned(key, from) >= 0
+        && (to == null || Arrays.compareUnsigned(key, to) < 0);
+  }
+
+  /**
+   * Encodes a commit record: format version, commit sequence number, then the metadata entries.
+   *
+   * @param sequence the commit's sequence number, from 1
+   * @param metadata caller metadata; keys and values must be non-null
+   */
+  public static byte[] encodeCommitRecord(long sequence, Map<String, byte[]> metadata) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeInt(COMMIT_RECORD_VERSION);
+      out.writeLong(sequence);
+      out.writeInt(metadata.size());
+      for (Map.Entry<String, byte[]> e : metadata.entrySet()) {
+        out.writeUTF(e.getKey());
+        out.writeInt(e.getValue().length);
+        out.write(e.getValue());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /** A decoded commit record. */
+  public record CommitRecord(long sequence, Map<String, byte[]> metadata) {
+    /** The record of a storage that was never committed. */
+    public static final CommitRecord NONE = new CommitRecord(0, Map.of());
+  }
+
+  /**
+   * Decodes what {@link #encodeCommitRecord} wrote.
+   *
+   * @throws IllegalArgumentException if the bytes are not a commit record of a known version
+   */
+  public static CommitRecord decodeCommitRecord(byte[] record) {
+    try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(record))) {
+      int version = in.readInt();
+      if (version != COMMIT_RECORD_VERSION) {
+        throw new IllegalArgumentException("unknown commit record version " + version);
+      }
+      long sequence = in.readLong();
+      int n = in.readInt();
+      Map<String, byte[]> metadata = new LinkedHashMap<>();
+      for (int i = 0; i < n; i++) {
+        String key = in.readUTF();
+        byte[] value = new byte[in.readInt()];
+        in.readFully(value);
+        metadata.put(key, value);
+      }
+      return new CommitRecord(sequence, Collections.unmodifiableMap(metadata));
+    } catch (IOException e) {
+      throw new IllegalArgumentException("truncated commit record", e);
+    }
+  }
+
+  /** Deep-copies metadata so that later changes by the caller do not leak into a commit. */
+  public static Map<String, byte[]> copyMetadata(Map<String, byte[]> metadata) {
+    Map<String, byte[]> copy = new LinkedHashMap<>();
+    metadata.forEach(
+        (k, v) -> {
+          if (k == null || v == null) {
+            throw new NullPointerException("metadata key and value must not be null");
+          }
+          copy.put(k, v.clone());
+        });
+    return Collections.unmodifiableMap(copy);
+  }
+}

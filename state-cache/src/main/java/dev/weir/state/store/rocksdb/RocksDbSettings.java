@@ -1,0 +1,84 @@
+package dev.weir.state.store.rocksdb;
+
+import org.rocksdb.CompressionType;
+
+/**
+ * Typed RocksDB settings for a {@link RocksDbStorage}. Immutable; build from {@link #defaults()}
+ * with the {@code with*} methods.
+ *
+ * <p>The defaults favour a state store that is read point-wise through an object cache: a shared
+ * LRU block cache, a bloom filter on every column family (most misses of the object cache are for
+ * keys that do not exist yet), LZ4 compression (cheap to decompress), and WAL-synced commits.
+ *
+ * @param blockCacheBytes size of the LRU block cache shared by all column families, in bytes
+ * @param blockSizeBytes size of an uncompressed data block, in bytes
+ * @param bloomBitsPerKey bits per key of the bloom filter; 0 disables it
+ * @param compression block compression of every column family
+ * @param writeBufferBytes size of one memtable per column family, in bytes
+ * @param maxWriteBuffers memtables per column family before writes stall
+ * @param maxBackgroundJobs threads for flushes and compactions
+ * @param syncCommits whether a commit fsyncs the write-ahead log before returning; false keeps
+ *     commits atomic and ordered but may lose the last commits on a machine (not process) crash
+ */
+public record RocksDbSettings(
+    long blockCacheBytes,
+    long blockSizeBytes,
+    int bloomBitsPerKey,
+    CompressionType compression,
+    long writeBufferBytes,
+    int maxWriteBuffers,
+    int maxBackgroundJobs,
+    boolean syncCommits) {
+
+  /** Validates ranges. */
+  public RocksDbSettings {
+    requirePositive(blockCacheBytes, "blockCacheBytes");
+    requirePositive(blockSizeBytes, "blockSizeBytes");
+    if (bloomBitsPerKey < 0) {
+      throw new IllegalArgumentException("bloomBitsPerKey must be >= 0, was " + bloomBitsPerKey);
+    }
+    if (compression == null) {
+      throw new NullPointerException("compression");
+    }
+    requirePositive(writeBufferBytes, "writeBufferBytes");
+    requirePositive(maxWriteBuffers, "maxWriteBuffers");
+    requirePositive(maxBackgroundJobs, "maxBackgroundJobs");
+  }
+
+  /** 64 MiB block cache, 16 KiB blocks, 10-bit bloom filters, LZ4, 32 MiB memtables, synced commits. */
+  public static RocksDbSettings defaults() {
+    return new RocksDbSettings(
+        64L << 20, 16L << 10, 10, CompressionType.LZ4_COMPRESSION, 32L << 20, 3, 2, true);
+  }
+
+  public RocksDbSettings withBlockCacheBytes(long bytes) {
+    return new RocksDbSettings(bytes, blockSizeBytes, bloomBitsPerKey, compression,
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits);
+  }
+
+  public RocksDbSettings withBloomBitsPerKey(int bits) {
+    return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bits, compression,
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits);
+  }
+
+  public RocksDbSettings withCompression(CompressionType type) {
+    return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, type,
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits);
+  }
+
+  public RocksDbSettings withWriteBufferBytes(long bytes) {
+    return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, compression,
+        bytes, maxWriteBuffers, maxBackgroundJobs, syncCommits);
+  }
+
+  public RocksDbSettings withSyncCommits(boolean sync) {
+    return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, compression,
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, sync);
+  }
+
+  private static void requirePositive(long value, String name) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(name + " must be > 0, was " + value);
+    }
+  }
+}
