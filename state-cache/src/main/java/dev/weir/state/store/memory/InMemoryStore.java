@@ -90,6 +90,7 @@ final class InMemoryStore implements SortedByteStore {
 
   @Override
   public StoreIterator<byte[], byte[]> prefix(byte[] prefix) {
+    Objects.requireNonNull(prefix, "prefix");
     return range(prefix, ByteKeys.prefixEnd(prefix));
   }
 

@@ -1,0 +1,346 @@
+package dev.weir.state.cache;
+
+import static dev.weir.state.store.TestBytes.b;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.state.store.Backend;
+import dev.weir.state.store.StateStorage;
+import dev.weir.state.store.StoreIterator;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.coders.VarLongCoder;
+import org.apache.beam.sdk.util.CoderUtils;
+import org.apache.samza.storage.kv.Entry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The object cache's contract, on every backend. */
+class ObjectCacheTest {
+
+  @TempDir Path dir;
+  private StateStorage storage;
+  private ObjectCache cache;
+  private final CountingCoder coder = new CountingCoder();
+
+  private CachedStore open(Backend backend, ObjectCacheSettings settings) {
+    storage = backend.open(dir);
+    cache = new ObjectCache(storage, settings);
+    return cache.store("s");
+  }
+
+  private CachedStore open(Backend backend, long entries) {
+    return open(backend, ObjectCacheSettings.maximumEntries(entries));
+  }
+
+  @AfterEach
+  void close() {
+    if (cache != null) {
+      cache.close();
+    }
+    if (storage != null) {
+      storage.close();
+    }
+  }
+
+  private static byte[] enc(long v) throws Exception {
+    return CoderUtils.encodeToByteArray(VarLongCoder.of(), v);
+  }
+
+  private static long dec(byte[] bytes) throws Exception {
+    return CoderUtils.decodeFromByteArray(VarLongCoder.of(), bytes);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void get_hit_returnsTheSameObject_withoutDecoding(Backend backend) {
+    CachedStore store = open(backend, 100);
+    Long value = 123_456_789L;
+    store.put(b("k"), value, coder);
+    assertThat(store.get(b("k"), coder)).isSameAs(value);
+    assertThat(coder.decodes).hasValue(0);
+    assertThat(coder.encodes).hasValue(0);
+    assertThat(cache.stats().hits()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void get_miss_decodesOnce_thenHits(Backend backend) throws Exception {
+    CachedStore store = open(backend, 100);
+    store.byteStore().put(b("k"), enc(42));
+    for (int i = 0; i < 5; i++) {
+      assertThat(store.get(b("k"), coder)).isEqualTo(42L);
+    }
+    assertThat(coder.decodes).hasValue(1);
+    ObjectCacheStats stats = cache.stats();
+    assertThat(stats.misses()).isEqualTo(1);
+    assertThat(stats.hits()).isEqualTo(4);
+    assertThat(stats.bytesDecoded()).isEqualTo(enc(42).length);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void get_missingKey_cachesAbsence(Backend backend) {
+    CachedStore store = open(backend, 100);
+    assertThat(store.get(b("nothing"), coder)).isNull();
+    assertThat(store.get(b("nothing"), coder)).isNull();
+    assertThat(cache.stats().misses()).isEqualTo(1);
+    assertThat(cache.stats().hits()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void put_encodesNothing_untilFlush_thenOncePerDirtyEntry(Backend backend) throws Exception {
+    CachedStore store = open(backend, 100);
+    StateKey key = store.key(b("counter"));
+    for (long i = 1; i <= 1000; i++) {
+      Long current = store.get(key, coder);
+      store.put(key, current == null ? 1L : current + 1, coder);
+    }
+    store.put(b("other"), 7L, coder);
+    assertThat(coder.encodes).hasValue(0);
+    assertThat(store.byteStore().get(b("counter"))).isNull();
+    cache.flush();
+    assertThat(coder.encodes).hasValue(2);
+    assertThat(dec(store.byteStore().get(b("counter")))).isEqualTo(1000);
+    assertThat(dec(store.byteStore().get(b("other")))).isEqualTo(7);
+    cache.flush(); // nothing dirty any more
+    assertThat(coder.encodes).hasValue(2);
+    assertThat(cache.stats().flushedEntries()).isEqualTo(2);
+    assertThat(cache.stats().flushes()).isEqualTo(2);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void evict_dirtyEntries_areWrittenBack_neverLost(Backend backend) throws Exception {
+    CachedStore store = open(backend, 1);
+    for (long i = 0; i < 2000; i++) {
+      store.put(b("k" + i), i, coder);
+    }
+    assertThat(cache.stats().evictions()).isGreaterThanOrEqualTo(1999);
+    assertThat(cache.stats().dirtyWriteBacks()).isGreaterThanOrEqualTo(1999);
+    assertThat(cache.stats().entries()).isLessThanOrEqualTo(1);
+    for (long i = 0; i < 2000; i++) {
+      assertThat(store.get(b("k" + i), coder)).as("key k%d", i).isEqualTo(i);
+    }
+    cache.flush();
+    for (long i = 0; i < 2000; i++) {
+      assertThat(dec(store.byteStore().get(b("k" + i)))).isEqualTo(i);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void evict_updatesAfterEviction_winOverTheWrittenBackValue(Backend backend) {
+    CachedStore store = open(backend, 2);
+    for (int round = 0; round < 50; round++) {
+      for (long k = 0; k < 10; k++) {
+        store.put(b("k" + k), round * 100 + k, coder);
+      }
+      if (round % 7 == 0) {
+        cache.flush();
+      }
+    }
+    cache.evictAll();
+    assertThat(cache.stats().entries()).isZero();
+    for (long k = 0; k < 10; k++) {
+      assertThat(store.get(b("k" + k), coder)).isEqualTo(4900 + k);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void evict_weighted_entryTooBig_isWrittenThrough(Backend backend) {
+    CachedStore store = open(backend, ObjectCacheSettings.maximumWeight(50, (k, v) -> v == null ? 1 : 100));
+    store.put(b("big"), 1L, coder);
+    assertThat(cache.stats().entries()).isZero();
+    assertThat(cache.stats().dirtyWriteBacks()).isEqualTo(1);
+    assertThat(store.byteStore().get(b("big"))).isNotNull();
+    assertThat(store.get(b("big"), coder)).isEqualTo(1L);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void evict_weighted_boundsTotalWeight(Backend backend) {
+    CachedStore store = open(backend, ObjectCacheSettings.maximumWeight(1000, (k, v) -> 10));
+    for (long i = 0; i < 500; i++) {
+      store.put(b("k" + i), i, coder);
+    }
+    assertThat(cache.stats().entries()).isLessThanOrEqualTo(100);
+    for (long i = 0; i < 500; i++) {
+      assertThat(store.get(b("k" + i), coder)).isEqualTo(i);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void delete_isATombstone_untilFlushed(Backend backend) {
+    CachedStore store = open(backend, 100);
+    store.put(b("k"), 1L, coder);
+    cache.commit(Map.of());
+    store.delete(b("k"));
+    assertThat(store.get(b("k"), coder)).isNull();
+    assertThat(store.byteStore().get(b("k"))).isNotNull();
+    cache.flush();
+    assertThat(store.byteStore().get(b("k"))).isNull();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void delete_ofEvictedTombstone_isWrittenBack(Backend backend) {
+    CachedStore store = open(backend, 1);
+    store.put(b("a"), 1L, coder);
+    cache.commit(Map.of());
+    store.delete(b("a"));
+    store.put(b("b"), 2L, coder); // evicts one of them
+    store.put(b("c"), 3L, coder);
+    cache.evictAll();
+    assertThat(store.byteStore().get(b("a"))).isNull();
+    assertThat(store.get(b("a"), coder)).isNull();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void range_seesUnflushedWritesAndDeletes_inKeyOrder(Backend backend) {
+    CachedStore store = open(backend, 100);
+    store.put(b("a1"), 1L, coder);
+    store.put(b("a2"), 2L, coder);
+    store.put(b("b1"), 3L, coder);
+    cache.commit(Map.of());
+    store.delete(b("a1"));
+    store.put(b("a3"), 30L, coder);
+    store.put(b("a2"), 20L, coder);
+    List<String> seen = new ArrayList<>();
+    try (StoreIterator<byte[], Long> it = store.prefix(b("a"), coder)) {
+      while (it.hasNext()) {
+        Entry<byte[], Long> e = it.next();
+        seen.add(new String(e.getKey()) + "=" + e.getValue());
+      }
+    }
+    assertThat(seen).containsExactly("a2=20", "a3=30");
+    try (StoreIterator<byte[], Long> it = store.range(b("a3"), null, coder)) {
+      assertThat(it.next().getValue()).isEqualTo(30L);
+      assertThat(it.next().getValue()).isEqualTo(3L);
+      assertThat(it.hasNext()).isFalse();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void deletePrefix_removesCachedAndStoredKeys(Backend backend) {
+    CachedStore store = open(backend, 100);
+    store.put(b("bag/1"), 1L, coder);
+    store.put(b("bag/2"), 2L, coder);
+    cache.commit(Map.of());
+    store.put(b("bag/3"), 3L, coder); // dirty
+    store.put(b("other"), 9L, coder);
+    assertThat(store.get(b("bag/1"), coder)).isEqualTo(1L); // cached
+    assertThat(store.deletePrefix(b("bag/"))).isEqualTo(3);
+    assertThat(store.get(b("bag/1"), coder)).isNull();
+    assertThat(store.get(b("bag/3"), coder)).isNull();
+    assertThat(store.get(b("other"), coder)).isEqualTo(9L);
+    try (StoreIterator<byte[], Long> it = store.prefix(b("bag/"), coder)) {
+      assertThat(it.hasNext()).isFalse();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void commit_writesDirtyStateAndMetadataTogether(Backend backend) {
+    CachedStore store = open(backend, 100);
+    store.put(b("k"), 5L, coder);
+    cache.commit(Map.of("mark", b("m1")));
+    assertThat(storage.stagedBytes()).isZero();
+    assertThat(storage.committedMetadata()).containsKey("mark");
+    if (backend.durable()) {
+      cache.close();
+      storage.close();
+      storage = backend.open(dir);
+      cache = new ObjectCache(storage, ObjectCacheSettings.maximumEntries(100));
+      assertThat(cache.store("s").get(b("k"), coder)).isEqualTo(5L);
+      assertThat(storage.committedMetadata()).containsKey("mark");
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void writeBackFailure_duringEviction_failsTheNextFlushAndCommit(Backend backend) {
+    CachedStore store = open(backend, 1);
+    coder.failEncode = true;
+    store.put(b("a"), 1L, coder);
+    store.put(b("b"), 2L, coder); // evicts a dirty entry whose encode fails inside Caffeine
+    store.put(b("c"), 3L, coder);
+    assertThatThrownBy(() -> cache.commit(Map.of()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("could not be written back")
+        .hasRootCauseInstanceOf(org.apache.beam.sdk.coders.CoderException.class);
+    assertThat(storage.commitSequence()).isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void flush_coderFailure_namesTheKeyAndCoder(Backend backend) {
+    CachedStore store = open(backend, 100);
+    coder.failEncode = true;
+    store.put(b("k"), 1L, coder);
+    assertThatThrownBy(cache::flush)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("s:")
+        .hasMessageContaining("CountingCoder");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void get_undecodableBytes_failsNamingTheStore(Backend backend) {
+    CachedStore store = open(backend, 100);
+    store.byteStore().put(b("k"), b("not a varlong \u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff"));
+    assertThatThrownBy(() -> store.get(b("k"), VarLongCoder.of()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("cannot decode");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void storesShareTheBound_butNotTheirKeys(Backend backend) {
+    CachedStore one = open(backend, 100);
+    CachedStore two = cache.store("t");
+    one.put(b("k"), "one", StringUtf8Coder.of());
+    two.put(b("k"), "two", StringUtf8Coder.of());
+    assertThat(one.get(b("k"), StringUtf8Coder.of())).isEqualTo("one");
+    assertThat(two.get(b("k"), StringUtf8Coder.of())).isEqualTo("two");
+    assertThat(cache.store("s")).isSameAs(one);
+    assertThatThrownBy(() -> one.get(two.key(b("k")), StringUtf8Coder.of()))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("another store");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void badArguments_andClosedCache_areRejected(Backend backend) {
+    CachedStore store = open(backend, 100);
+    assertThatThrownBy(() -> store.put((byte[]) null, 1L, coder)).isInstanceOf(NullPointerException.class).hasMessage("key");
+    assertThatThrownBy(() -> store.put(b("k"), null, coder)).isInstanceOf(NullPointerException.class).hasMessage("value");
+    assertThatThrownBy(() -> store.put(b("k"), 1L, null)).isInstanceOf(NullPointerException.class).hasMessage("coder");
+    assertThatThrownBy(() -> store.get(b("k"), null)).isInstanceOf(NullPointerException.class).hasMessage("coder");
+    assertThatThrownBy(() -> ObjectCacheSettings.maximumEntries(0)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maximumEntries");
+    cache.close();
+    assertThatThrownBy(() -> store.get(b("k"), coder)).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    assertThatThrownBy(() -> cache.flush()).isInstanceOf(IllegalStateException.class);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void close_discardsUncommittedState_butKeepsTheStorageOpen(Backend backend) {
+    CachedStore store = open(backend, 100);
+    store.put(b("k"), 1L, coder);
+    cache.close();
+    ObjectCache again = new ObjectCache(storage, ObjectCacheSettings.maximumEntries(100));
+    assertThat(again.store("s").get(b("k"), coder)).isNull();
+    again.close();
+  }
+}
