@@ -1,5 +1,8 @@
 package dev.weir.state.store;
 
+import java.util.List;
+import java.util.Objects;
+import org.apache.samza.storage.kv.Entry;
 import org.apache.samza.storage.kv.KeyValueIterator;
 import org.apache.samza.storage.kv.KeyValueStore;
 
@@ -24,6 +27,43 @@ import org.apache.samza.storage.kv.KeyValueStore;
  * <p>Threading: confined to the owning storage's thread.
  */
 public interface SortedByteStore extends KeyValueStore<byte[], byte[]> {
+
+  /**
+   * Puts every entry; on RocksDB they are staged in the storage's write batch and become durable
+   * together at its commit.
+   */
+  @Override
+  default void putAll(List<Entry<byte[], byte[]>> entries) {
+    Objects.requireNonNull(entries, "entries");
+    for (Entry<byte[], byte[]> entry : entries) {
+      Objects.requireNonNull(entry, "entry");
+      put(entry.getKey(), entry.getValue());
+    }
+  }
+
+  /** Deletes every key; see {@link #putAll(List)}. */
+  @Override
+  default void deleteAll(List<byte[]> keys) {
+    Objects.requireNonNull(keys, "keys");
+    for (byte[] key : keys) {
+      delete(key);
+    }
+  }
+
+  /**
+   * Checks a store name a caller asked for: non-empty and not in the reserved {@code __weir}
+   * namespace.
+   *
+   * @throws IllegalArgumentException naming the bad name
+   */
+  static String checkName(String name) {
+    Objects.requireNonNull(name, "name");
+    if (name.isEmpty() || name.startsWith("__weir")) {
+      throw new IllegalArgumentException(
+          "store name must be non-empty and not start with '__weir', was '" + name + "'");
+    }
+    return name;
+  }
 
   /** The store's name within its storage. */
   String name();

@@ -36,11 +36,7 @@ public final class InMemoryStorage implements StateStorage {
   @Override
   public SortedByteStore store(String name) {
     checkOpen();
-    Objects.requireNonNull(name, "name");
-    if (name.isEmpty() || name.startsWith("__weir")) {
-      throw new IllegalArgumentException(
-          "store name must be non-empty and not start with '__weir', was '" + name + "'");
-    }
+    SortedByteStore.checkName(name);
     return stores.computeIfAbsent(name, n -> new InMemoryStore(n, this));
   }
 

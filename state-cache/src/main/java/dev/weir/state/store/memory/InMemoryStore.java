@@ -60,15 +60,6 @@ final class InMemoryStore implements SortedByteStore {
   }
 
   @Override
-  public void putAll(List<Entry<byte[], byte[]>> entries) {
-    Objects.requireNonNull(entries, "entries");
-    for (Entry<byte[], byte[]> entry : entries) {
-      Objects.requireNonNull(entry, "entry");
-      put(entry.getKey(), entry.getValue());
-    }
-  }
-
-  @Override
   public void delete(byte[] key) {
     Objects.requireNonNull(key, "key");
     storage.checkOpen();

@@ -73,7 +73,6 @@ public final class RocksDbStorage implements StateStorage {
   /** Column family holding the commit record; not visible as a store. */
   static final String COMMIT_FAMILY = "__weir.commit";
 
-  private static final String RESERVED_PREFIX = "__weir";
   private static final byte[] COMMIT_KEY = "commit".getBytes(UTF_8);
 
   private final Path directory;
@@ -210,11 +209,7 @@ public final class RocksDbStorage implements StateStorage {
   @Override
   public SortedByteStore store(String name) {
     checkOpen();
-    Objects.requireNonNull(name, "name");
-    if (name.isEmpty() || name.startsWith(RESERVED_PREFIX)) {
-      throw new IllegalArgumentException(
-          "store name must be non-empty and not start with '" + RESERVED_PREFIX + "', was '" + name + "'");
-    }
+    SortedByteStore.checkName(name);
     RocksDbStore store = stores.get(name);
     if (store == null) {
       try {

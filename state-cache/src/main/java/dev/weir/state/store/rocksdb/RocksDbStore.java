@@ -75,15 +75,6 @@ final class RocksDbStore implements SortedByteStore {
   }
 
   @Override
-  public void putAll(List<Entry<byte[], byte[]>> entries) {
-    Objects.requireNonNull(entries, "entries");
-    for (Entry<byte[], byte[]> entry : entries) {
-      Objects.requireNonNull(entry, "entry");
-      put(entry.getKey(), entry.getValue());
-    }
-  }
-
-  @Override
   public void delete(byte[] key) {
     Objects.requireNonNull(key, "key");
     storage.checkOpen();
@@ -92,14 +83,6 @@ final class RocksDbStore implements SortedByteStore {
       storage.staged(key.length, 0);
     } catch (RocksDBException e) {
       throw storage.classify(e, "delete from store '" + name + "' failed");
-    }
-  }
-
-  @Override
-  public void deleteAll(List<byte[]> keys) {
-    Objects.requireNonNull(keys, "keys");
-    for (byte[] key : keys) {
-      delete(key);
     }
   }
 

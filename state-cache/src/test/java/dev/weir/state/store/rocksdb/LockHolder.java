@@ -10,12 +10,15 @@ public final class LockHolder {
   private LockHolder() {}
 
   public static void main(String[] args) throws Exception {
-    try (RocksDbStorage storage = RocksDbStorage.open(Path.of(args[0]), RocksDbSettings.defaults())) {
+    RocksDbStorage storage = RocksDbStorage.open(Path.of(args[0]), RocksDbSettings.defaults());
+    try {
       System.out.println("open");
       System.out.flush();
       while (System.in.read() >= 0) {
         // hold until the parent closes our stdin
       }
+    } finally {
+      storage.close();
     }
   }
 }

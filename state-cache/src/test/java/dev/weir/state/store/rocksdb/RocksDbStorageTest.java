@@ -114,6 +114,7 @@ class RocksDbStorageTest {
   @Test
   void secondOpenInThisProcess_failsAsLocked_namingTheDirectory() {
     try (RocksDbStorage first = open()) {
+      assertThat(first.commitSequence()).isZero();
       assertThatThrownBy(this::open)
           .isInstanceOf(StateStoreException.class)
           .hasMessageContaining(dir.toAbsolutePath().toString())
