@@ -1,0 +1,71 @@
+package dev.weir.dashboards;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HtmlReportTest {
+
+  @TempDir Path dir;
+
+  private String render(List<ResultsFile> files) throws Exception {
+    Path out = dir.resolve("report.html");
+    new HtmlReport(ReportCommand.echartsVersion()).write(files, out);
+    return Files.readString(out);
+  }
+
+  @Test
+  void report_isSelfContained_withEveryQueryAndRatio() throws Exception {
+    ResultsFile f = ResultsFile.read(SampleResults.fullComparison("2026-11-21T10:00:00Z", 3.0).write(dir.resolve("r1")));
+    String html = render(List.of(f));
+    for (int q = 0; q <= 14; q++) {
+      assertThat(html).contains(">Q" + q + " <span class=\"qname\">");
+    }
+    assertThat(html).contains("3.00×").contains("30.00×").contains("geometric mean");
+    assertThat(html).contains("echarts").contains("window.WEIR_REPORT");
+    assertThat(html).doesNotContainPattern("(src|href)=\"https?://");
+    assertThat(html).contains("Read with care");
+    assertThat(html).contains("timeout");
+  }
+
+  @Test
+  void report_escapesTextFromResults() throws Exception {
+    ResultsFile f = ResultsFile.read(SampleResults.fullComparison("2026-11-21T10:00:00Z", 3.0).write(dir.resolve("r1")));
+    String html = render(List.of(f));
+    assertThat(html).contains("&lt;boom&gt; &amp; bust").doesNotContain("<boom>");
+    assertThat(html).contains("Test CPU &lt;b&gt;");
+  }
+
+  @Test
+  void report_linksRunFoldersRelativeToTheReport() throws Exception {
+    ResultsFile f = ResultsFile.read(SampleResults.fullComparison("2026-11-21T10:00:00Z", 3.0).write(dir.resolve("r1")));
+    String html = render(List.of(f));
+    assertThat(html).contains("href=\"r1/runs/weir-q0-streaming\"");
+  }
+
+  @Test
+  void report_withHistoryAndSweeps_hasTheirSections() throws Exception {
+    ResultsFile a = ResultsFile.read(SampleResults.fullComparison("2026-11-20T10:00:00Z", 2.0).write(dir.resolve("r1")));
+    SampleResults withSweep = SampleResults.fullComparison("2026-11-21T10:00:00Z", 3.0);
+    for (String v : List.of("10", "100", "1000")) {
+      withSweep.run("weir", 0, "streaming", "ok", 1000.0 * v.length(), 1L, null, Map.of("maxBundleSize", v));
+    }
+    ResultsFile b = ResultsFile.read(withSweep.write(dir.resolve("r2")));
+    String html = render(List.of(a, b));
+    assertThat(html).contains("Improvement across runs").contains("+50.0%");
+    assertThat(html).contains("<h2>Sweeps</h2>").contains("maxBundleSize");
+    assertThat(html).doesNotContain("One results file so far");
+  }
+
+  @Test
+  void formatRate_isCompact() {
+    assertThat(HtmlReport.formatRate(1234)).isEqualTo("1,234");
+    assertThat(HtmlReport.formatRate(56_700)).isEqualTo("56.7K");
+    assertThat(HtmlReport.formatRate(1_230_000)).isEqualTo("1.23M");
+  }
+}
