@@ -1,0 +1,45 @@
+package dev.weir.runner;
+
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineRunner;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/**
+ * {@link WeirRunner} for tests ({@code --runner=TestWeirRunner}, used by Beam's TestPipeline):
+ * runs the pipeline, waits for it to finish, and rethrows a failed {@code PAssert} as the
+ * {@link AssertionError} it raised (Beam's ValidatesRunner tests expect exactly that).
+ * Other failures surface as {@link Pipeline.PipelineExecutionException}.
+ *
+ * <p>Threading: as {@link WeirRunner}; {@link #run} blocks the calling thread.
+ */
+public final class TestWeirRunner extends PipelineRunner<WeirPipelineResult> {
+  private final WeirRunner delegate;
+
+  private TestWeirRunner(WeirRunner delegate) {
+    this.delegate = delegate;
+  }
+
+  /** Creates a test runner from options; called by Beam for {@code --runner=TestWeirRunner}. */
+  public static TestWeirRunner fromOptions(PipelineOptions options) {
+    return new TestWeirRunner(WeirRunner.fromOptions(options));
+  }
+
+  @Override
+  public WeirPipelineResult run(Pipeline pipeline) {
+    WeirPipelineResult result = delegate.run(pipeline);
+    try {
+      result.waitUntilFinish();
+    } catch (Pipeline.PipelineExecutionException e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof AssertionError assertion) {
+          throw assertion;
+        }
+        if (t.getCause() == t) {
+          break;
+        }
+      }
+      throw e;
+    }
+    return result;
+  }
+}

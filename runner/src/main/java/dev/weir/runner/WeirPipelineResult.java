@@ -1,0 +1,107 @@
+package dev.weir.runner;
+
+import dev.weir.runner.executor.JobExecutor;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.metrics.MetricResults;
+import org.apache.beam.sdk.util.UserCodeException;
+import org.joda.time.Duration;
+
+/**
+ * The handle of a running or finished Weir job.
+ *
+ * <p>States: RUNNING until every task reached end of stream (DONE), a task failed (FAILED) or
+ * {@link #cancel()} stopped it (CANCELLED). A failed job's {@code waitUntilFinish} throws
+ * {@link Pipeline.PipelineExecutionException} whose cause is the user's exception (unwrapped from
+ * Beam's {@link UserCodeException}).
+ *
+ * <p>Threading: every method may be called from any thread.
+ */
+public final class WeirPipelineResult implements PipelineResult {
+  private final JobExecutor executor;
+
+  WeirPipelineResult(JobExecutor executor) {
+    this.executor = executor;
+  }
+
+  @Override
+  public State getState() {
+    var completion = executor.completion();
+    if (!completion.isDone()) {
+      return State.RUNNING;
+    }
+    try {
+      completion.join();
+      return State.DONE;
+    } catch (CancellationException e) {
+      return State.CANCELLED;
+    } catch (CompletionException e) {
+      return e.getCause() instanceof CancellationException ? State.CANCELLED : State.FAILED;
+    }
+  }
+
+  /** Stops all containers within about a second and closes every task. */
+  @Override
+  public State cancel() {
+    executor.cancel();
+    return getState();
+  }
+
+  /**
+   * Waits up to {@code duration} (null or non-positive: forever).
+   *
+   * @return the state; RUNNING if the time ran out
+   * @throws Pipeline.PipelineExecutionException if the job failed
+   */
+  @Override
+  public State waitUntilFinish(Duration duration) {
+    try {
+      if (duration == null || duration.getMillis() <= 0) {
+        executor.completion().get();
+      } else {
+        executor.completion().get(duration.getMillis(), TimeUnit.MILLISECONDS);
+      }
+    } catch (TimeoutException e) {
+      return State.RUNNING;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return getState();
+    } catch (CancellationException e) {
+      return State.CANCELLED;
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof CancellationException) {
+        executor.awaitThreads(1000);
+        return State.CANCELLED;
+      }
+      executor.awaitThreads(1000);
+      throw new Pipeline.PipelineExecutionException(userCause(e.getCause()));
+    }
+    executor.awaitThreads(1000);
+    return State.DONE;
+  }
+
+  /** Waits until the job finishes; see {@link #waitUntilFinish(Duration)}. */
+  @Override
+  public State waitUntilFinish() {
+    return waitUntilFinish(Duration.ZERO);
+  }
+
+  /** Attempted metrics, one result per (step, metric); readable while the job runs. */
+  @Override
+  public MetricResults metrics() {
+    return executor.metrics();
+  }
+
+  private static Throwable userCause(Throwable t) {
+    Throwable cause = t;
+    while (cause instanceof UserCodeException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
+  }
+}

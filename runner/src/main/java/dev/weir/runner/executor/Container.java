@@ -1,0 +1,187 @@
+package dev.weir.runner.executor;
+
+import dev.weir.runner.metrics.MetricsSwitch;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
+import org.apache.beam.sdk.metrics.MetricsEnvironment;
+import org.apache.samza.system.IncomingMessageEnvelope;
+import org.apache.samza.system.OutgoingMessageEnvelope;
+import org.apache.samza.task.MessageCollector;
+import org.apache.samza.task.TaskCallback;
+import org.apache.samza.task.TaskCoordinator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A container: one thread running a run loop over a fixed set of tasks (Samza's RunLoop, shaped
+ * like Agrona's duty cycle). Each iteration runs named phases that report how much work they did:
+ *
+ * <ol>
+ *   <li>{@link #drainOutboxes()}: move blocked tasks' output into downstream streams;
+ *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
+ *       {@value #BURST} envelopes each, skipping tasks that are blocked or done;
+ *   <li>{@link #tick()}: every {@value #TICK_NS} ns, let tasks close timed-out bundles and fire
+ *       processing-time timers ({@code WindowableTask.window});
+ *   <li>idle with back-off if nothing happened.
+ * </ol>
+ *
+ * The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
+ * another container's failure), or when a task fails; tasks are closed on this thread either way.
+ *
+ * <p>Threading: everything here runs on the container's own thread, except {@link #stop()}.
+ */
+final class Container implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(Container.class);
+  static final int BURST = 16;
+  static final long TICK_NS = 5_000_000L;
+
+  /** A task's input partition, the unit of round-robin. */
+  private record Slot(StageTask task, InputPartition input) {}
+
+  /** Records a task's synchronous completion or failure; reused for every envelope. */
+  private static final class Callback implements TaskCallback {
+    Throwable failure;
+
+    @Override
+    public void complete() {}
+
+    @Override
+    public void failure(Throwable t) {
+      failure = t;
+    }
+  }
+
+  private static final MessageCollector NO_COLLECTOR = new MessageCollector() {
+    @Override
+    public void send(OutgoingMessageEnvelope envelope) {
+      throw new UnsupportedOperationException("Weir tasks write through their stream writers");
+    }
+  };
+
+  private static final TaskCoordinator NO_COORDINATOR = new TaskCoordinator() {
+    @Override
+    public void commit(RequestScope scope) {}
+
+    @Override
+    public void shutdown(RequestScope scope) {}
+  };
+
+  private final int id;
+  private final List<StageTask> tasks;
+  private final Slot[] slots;
+  private final JobExecutor executor;
+  private final Callback callback = new Callback();
+  private final BackoffIdle idle = new BackoffIdle();
+  private volatile boolean running = true;
+  private int cursor;
+  private long lastTickNs;
+
+  Container(int id, List<StageTask> tasks, JobExecutor executor) {
+    this.id = id;
+    this.tasks = tasks;
+    this.executor = executor;
+    List<Slot> all = new ArrayList<>();
+    for (StageTask task : tasks) {
+      for (InputPartition input : task.inputPartitions()) {
+        all.add(new Slot(task, input));
+      }
+    }
+    this.slots = all.toArray(new Slot[0]);
+  }
+
+  /** The container's thread name. */
+  String threadName() {
+    return "weir-container-" + id;
+  }
+
+  /** Asks the loop to end at its next iteration. Any thread. */
+  void stop() {
+    running = false;
+  }
+
+  @Override
+  public void run() {
+    MetricsSwitch metrics = new MetricsSwitch(new MetricsContainerImpl(null));
+    metrics.installOnCurrentThread();
+    Throwable failure = null;
+    try {
+      for (StageTask task : tasks) {
+        task.open(metrics);
+      }
+      while (running && !allDone()) {
+        int work = drainOutboxes();
+        work += processEnvelopes();
+        work += tick();
+        idle.idle(work);
+      }
+    } catch (Throwable t) {
+      failure = t;
+    } finally {
+      for (StageTask task : tasks) {
+        try {
+          task.close();
+        } catch (Throwable t) {
+          LOG.warn("Closing task {} failed", task, t);
+        }
+      }
+      MetricsEnvironment.setCurrentContainer(null);
+    }
+    executor.containerExited(this, failure);
+  }
+
+  private boolean allDone() {
+    for (StageTask task : tasks) {
+      if (!task.isDone() || task.isBlocked()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private int drainOutboxes() {
+    int moved = 0;
+    for (StageTask task : tasks) {
+      if (task.isBlocked()) {
+        moved += task.drainOutbox();
+      }
+    }
+    return moved;
+  }
+
+  private int processEnvelopes() throws Throwable {
+    int processed = 0;
+    int n = slots.length;
+    for (int i = 0; i < n; i++) {
+      Slot slot = slots[(cursor + i) % n];
+      StageTask task = slot.task();
+      for (int b = 0; b < BURST && !task.isDone() && !task.isBlocked(); b++) {
+        IncomingMessageEnvelope envelope = slot.input().poll();
+        if (envelope == null) {
+          break;
+        }
+        task.processAsync(envelope, NO_COLLECTOR, NO_COORDINATOR, callback);
+        processed++;
+        if (callback.failure != null) {
+          throw callback.failure;
+        }
+      }
+    }
+    cursor = n == 0 ? 0 : (cursor + 1) % n;
+    return processed;
+  }
+
+  private int tick() throws Exception {
+    long now = System.nanoTime();
+    if (now - lastTickNs < TICK_NS) {
+      return 0;
+    }
+    lastTickNs = now;
+    for (StageTask task : tasks) {
+      if (!task.isDone() && !task.isBlocked()) {
+        task.window(NO_COLLECTOR, NO_COORDINATOR);
+      }
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,160 @@
+package dev.weir.runner.executor;
+
+import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.StagePlan;
+import dev.weir.runner.translation.StreamPlan;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.beam.sdk.metrics.MetricResults;
+
+/**
+ * The embedded executor of one job: builds the in-process streams, one {@link StageTask} per
+ * partition of every stage, spreads the tasks over {@code --containers} {@link Container}s
+ * (round-robin in plan order, so a stage's partitions land on different threads) and runs each
+ * container on its own daemon thread.
+ *
+ * <p>Completion: {@link #completion()} completes normally when every container ran all its tasks
+ * to end of stream, exceptionally with the first failure of any task (the other containers are
+ * then stopped), or with a {@link CancellationException} after {@link #cancel()}.
+ *
+ * <p>Threading: {@link #start()} once from the submitting thread; {@link #cancel()},
+ * {@link #metrics()} and {@link #completion()} from any thread.
+ */
+public final class JobExecutor {
+  /** Capacity of each in-process stream partition, in envelopes. */
+  public static final int STREAM_PARTITION_CAPACITY = 1024;
+
+  private final JobPlan plan;
+  private final WeirPipelineOptions options;
+  private final StepMetrics metrics = new StepMetrics();
+  private final CompletableFuture<Void> completion = new CompletableFuture<>();
+  private final List<Container> containers = new ArrayList<>();
+  private final List<Thread> threads = new ArrayList<>();
+  private final List<StageTask> tasks = new ArrayList<>();
+  private int running;
+
+  /** Prepares (but does not start) the execution of {@code plan}. */
+  public JobExecutor(JobPlan plan, WeirPipelineOptions options) {
+    this.plan = plan;
+    this.options = options;
+  }
+
+  /** Builds streams, tasks and containers and starts the container threads. */
+  public synchronized void start() {
+    if (options.getMetricsEnabled()) {
+      plan.translationMetrics().forEach(metrics::register);
+    }
+    Map<Integer, InProcessStream> streams = new HashMap<>();
+    for (StreamPlan stream : plan.streams()) {
+      streams.put(stream.id(), new InProcessStream(stream, STREAM_PARTITION_CAPACITY));
+    }
+    for (StagePlan stage : plan.stages()) {
+      for (int p = 0; p < stage.partitions(); p++) {
+        List<InputPartition> inputs = new ArrayList<>();
+        String taskName = stage.name() + "-p" + p;
+        if (stage.source() != null) {
+          inputs.add(SourcePartition.create(stage.source(), stage.name() + "-source", p, taskName));
+        }
+        for (StagePlan.Input input : stage.inputs()) {
+          inputs.add(streams.get(input.stream().id()).partition(p));
+        }
+        tasks.add(new StageTask(stage, p, inputs, streams, options, options.getMaxBundleSize(),
+            options.getMaxBundleTimeMs(), metrics, options.getMetricsEnabled()));
+      }
+    }
+    int containerCount = Math.max(1, Math.min(options.getContainers(), tasks.size()));
+    List<List<StageTask>> assignment = new ArrayList<>();
+    for (int c = 0; c < containerCount; c++) {
+      assignment.add(new ArrayList<>());
+    }
+    for (int i = 0; i < tasks.size(); i++) {
+      assignment.get(i % containerCount).add(tasks.get(i));
+    }
+    for (int c = 0; c < containerCount; c++) {
+      Container container = new Container(c, assignment.get(c), this);
+      containers.add(container);
+      Thread thread = new Thread(container, container.threadName());
+      thread.setDaemon(true);
+      threads.add(thread);
+    }
+    running = containers.size();
+    for (Thread thread : threads) {
+      thread.start();
+    }
+  }
+
+  /** Completes when the job ends; see the class comment. */
+  public CompletableFuture<Void> completion() {
+    return completion;
+  }
+
+  /** Beam metrics of the job so far; one result per (step, metric). Any thread, also while running. */
+  public MetricResults metrics() {
+    return metrics.results();
+  }
+
+  /**
+   * Stops every container and waits up to one second for their threads to close their tasks.
+   * Idempotent; no effect on a finished job.
+   */
+  public void cancel() {
+    completion.completeExceptionally(new CancellationException("cancelled"));
+    stopAll();
+    awaitThreads(TimeUnit.SECONDS.toMillis(1));
+  }
+
+  /** Waits up to {@code millis} for all container threads to exit. */
+  public void awaitThreads(long millis) {
+    long deadline = System.currentTimeMillis() + millis;
+    List<Thread> snapshot;
+    synchronized (this) {
+      snapshot = new ArrayList<>(threads);
+    }
+    for (Thread thread : snapshot) {
+      long left = deadline - System.currentTimeMillis();
+      if (left <= 0) {
+        return;
+      }
+      try {
+        thread.join(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** Number of tasks (for tests). */
+  public synchronized int taskCount() {
+    return tasks.size();
+  }
+
+  private synchronized void stopAll() {
+    for (Container container : containers) {
+      container.stop();
+    }
+  }
+
+  /** Called by each container thread as its last action. */
+  void containerExited(Container container, Throwable failure) {
+    if (failure != null) {
+      completion.completeExceptionally(failure);
+      stopAll();
+      return;
+    }
+    boolean last;
+    synchronized (this) {
+      last = --running == 0;
+    }
+    if (last) {
+      completion.complete(null);
+    }
+  }
+}

@@ -1,0 +1,356 @@
+package dev.weir.runner.executor;
+
+import dev.weir.runner.metrics.MetricsSwitch;
+import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.operators.Operator;
+import dev.weir.runner.operators.OperatorContext;
+import dev.weir.runner.operators.Receiver;
+import dev.weir.runner.translation.NodeSpec;
+import dev.weir.runner.translation.StagePlan;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.sdk.metrics.MetricsContainer;
+import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.values.TupleTag;
+import org.apache.beam.sdk.values.WindowedValue;
+import org.apache.samza.container.TaskName;
+import org.apache.samza.context.Context;
+import org.apache.samza.system.IncomingMessageEnvelope;
+import org.apache.samza.task.AsyncStreamTask;
+import org.apache.samza.task.ClosableTask;
+import org.apache.samza.task.EndOfStreamListenerTask;
+import org.apache.samza.task.InitableTask;
+import org.apache.samza.task.MessageCollector;
+import org.apache.samza.task.TaskCallback;
+import org.apache.samza.task.TaskCoordinator;
+import org.apache.samza.task.WindowableTask;
+import org.joda.time.Instant;
+
+/**
+ * One partition of one stage: a samza-api task running the stage's fused operators.
+ *
+ * <h2>What it does with each envelope</h2>
+ *
+ * <ul>
+ *   <li><b>Element</b>: handed to the entry operator of the partition it came from; counted into
+ *       the open bundle, which is finished at {@code maxBundleSize} elements (or by
+ *       {@link #window} after {@code maxBundleTimeMs}).
+ *   <li><b>Watermark</b> ({@link ProducerWatermark}): recorded for its producer; the partition's
+ *       watermark is the minimum over its producers, the task's input watermark the minimum over
+ *       its partitions. When that advances, the bundle is finished, operators fire event-time
+ *       timers, and the output watermark (input watermark, lowered by operator holds) is sent
+ *       downstream if it advanced.
+ *   <li><b>End of stream</b> ({@link ProducerEndOfStream}): when every producer of every input
+ *       ended, {@link #onEndOfStream} advances to +infinity, finishes, and sends end-of-stream on.
+ * </ul>
+ *
+ * <p>Threading: owned by one container; every method runs on that container's thread. Processing
+ * is synchronous: the callback completes before {@link #processAsync} returns.
+ */
+public final class StageTask
+    implements AsyncStreamTask, InitableTask, WindowableTask, EndOfStreamListenerTask, ClosableTask {
+  private static final long MIN_WATERMARK_MS = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
+  private static final long MAX_WATERMARK_MS = BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis();
+
+  /** Watermark and end-of-stream bookkeeping of one input partition. */
+  private static final class Input {
+    final InputPartition partition;
+    final Receiver entry;
+    final long[] producerWatermarks;
+    final boolean[] ended;
+    int endedCount;
+    long watermarkMs = MIN_WATERMARK_MS;
+
+    Input(InputPartition partition, Receiver entry) {
+      this.partition = partition;
+      this.entry = entry;
+      this.producerWatermarks = new long[partition.producers()];
+      this.ended = new boolean[partition.producers()];
+      Arrays.fill(producerWatermarks, MIN_WATERMARK_MS);
+    }
+
+    void onWatermark(int producer, long wm) {
+      if (wm > producerWatermarks[producer]) {
+        producerWatermarks[producer] = wm;
+        long min = Long.MAX_VALUE;
+        for (long w : producerWatermarks) {
+          min = Math.min(min, w);
+        }
+        watermarkMs = min;
+      }
+    }
+
+    void onEnd(int producer) {
+      if (!ended[producer]) {
+        ended[producer] = true;
+        endedCount++;
+        onWatermark(producer, MAX_WATERMARK_MS);
+      }
+    }
+
+    boolean isEnded() {
+      return endedCount == ended.length;
+    }
+  }
+
+  private final TaskName name;
+  private final StagePlan stage;
+  private final int partition;
+  private final PipelineOptions options;
+  private final int maxBundleSize;
+  private final long maxBundleNanos;
+  private final TaskOutbox outbox = new TaskOutbox();
+  private final Operator[] operators;
+  private final List<StreamWriter> writers = new ArrayList<>();
+  private final Input[] inputs;
+  private final StepMetrics stepMetrics;
+  private final boolean metricsEnabled;
+
+  private long inputWatermarkMs = MIN_WATERMARK_MS;
+  private long outputWatermarkMs = MIN_WATERMARK_MS;
+  private int bundleElements;
+  private long bundleStartNanos;
+  private boolean done;
+  private boolean opened;
+
+  StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
+      PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, StepMetrics stepMetrics, boolean metricsEnabled) {
+    this.name = new TaskName(stage.name() + "-p" + partition);
+    this.stage = stage;
+    this.partition = partition;
+    this.options = options;
+    this.maxBundleSize = Math.max(1, maxBundleSize);
+    this.maxBundleNanos = Math.max(0, maxBundleTimeMs) * 1_000_000L;
+    this.stepMetrics = stepMetrics;
+    this.metricsEnabled = metricsEnabled;
+    List<NodeSpec> nodes = stage.nodes();
+    this.operators = new Operator[nodes.size()];
+    for (NodeSpec node : nodes) {
+      if (node.writesTo() != null) {
+        StreamWriter writer = new StreamWriter(streams.get(node.writesTo().id()), outbox, partition, name.getTaskName());
+        writers.add(writer);
+        operators[node.index()] = writer;
+      } else {
+        operators[node.index()] = node.factory().create();
+      }
+    }
+    this.inputs = new Input[inputPartitions.size()];
+    for (int i = 0; i < inputs.length; i++) {
+      int entry = stage.source() != null ? 0 : stage.inputs().get(i).entryNode();
+      inputs[i] = new Input(inputPartitions.get(i), operators[entry]);
+    }
+  }
+
+  /** The task's samza-api name, e.g. {@code stage-2-p0}. */
+  public TaskName name() {
+    return name;
+  }
+
+  /** Input partitions, for the container's round-robin. */
+  List<InputPartition> inputPartitions() {
+    List<InputPartition> result = new ArrayList<>(inputs.length);
+    for (Input input : inputs) {
+      result.add(input.partition);
+    }
+    return result;
+  }
+
+  /** Opens operators and source readers on the calling (container) thread. */
+  void open(MetricsSwitch metrics) {
+    List<NodeSpec> nodes = stage.nodes();
+    MetricsContainer[] containers = new MetricsContainer[nodes.size()];
+    for (NodeSpec node : nodes) {
+      containers[node.index()] = metricsEnabled && node.writesTo() == null
+          ? stepMetrics.containerFor(node.stepName()) : null;
+    }
+    opened = true;
+    for (NodeSpec node : nodes) {
+      Map<TupleTag<?>, Receiver> outputs = new HashMap<>();
+      for (Map.Entry<TupleTag<?>, List<Integer>> e : node.consumers().entrySet()) {
+        List<Integer> targets = e.getValue();
+        Receiver[] receivers = new Receiver[targets.size()];
+        for (int i = 0; i < receivers.length; i++) {
+          receivers[i] = operators[targets.get(i)];
+        }
+        outputs.put(e.getKey(), Receiver.fanOut(receivers));
+      }
+      operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
+          metrics, containers[node.index()]));
+    }
+    if (stage.source() != null) {
+      SourceContext sourceContext = new SourceContext(options, metrics, containers[0]);
+      for (Input input : inputs) {
+        input.partition.open(sourceContext);
+      }
+    }
+  }
+
+  @Override
+  public void init(Context context) {
+    // Opened by the embedded container through open(MetricsSwitch); nothing to do from samza-api.
+  }
+
+  @Override
+  public void processAsync(IncomingMessageEnvelope envelope, MessageCollector collector,
+      TaskCoordinator coordinator, TaskCallback callback) {
+    try {
+      Input input = inputOf(envelope);
+      Object message = envelope.getMessage();
+      if (message instanceof WindowedValue<?> element) {
+        Object key = envelope.getKey();
+        if (key != null) {
+          input.entry.acceptKeyed((byte[]) key, element);
+        } else {
+          input.entry.accept(element);
+        }
+        if (bundleElements++ == 0) {
+          bundleStartNanos = System.nanoTime();
+        }
+        if (bundleElements >= maxBundleSize) {
+          finishBundle();
+        }
+      } else if (message instanceof ProducerWatermark watermark) {
+        input.onWatermark(watermark.producer(), watermark.getTimestamp());
+        advanceWatermark();
+      } else if (message instanceof ProducerEndOfStream end) {
+        input.onEnd(end.producer());
+        advanceWatermark();
+        if (allInputsEnded()) {
+          onEndOfStream(collector, coordinator);
+        }
+      } else {
+        throw new IllegalStateException("unexpected message " + message + " on " + envelope.getSystemStreamPartition());
+      }
+      callback.complete();
+    } catch (Throwable t) {
+      callback.failure(t);
+    }
+  }
+
+  @Override
+  public void window(MessageCollector collector, TaskCoordinator coordinator) {
+    if (bundleElements > 0 && System.nanoTime() - bundleStartNanos >= maxBundleNanos) {
+      finishBundle();
+    }
+    Instant now = Instant.now();
+    for (Operator operator : operators) {
+      operator.onProcessingTime(now);
+    }
+  }
+
+  @Override
+  public void onEndOfStream(MessageCollector collector, TaskCoordinator coordinator) {
+    for (Input input : inputs) {
+      for (int p = 0; p < input.ended.length; p++) {
+        input.onEnd(p);
+      }
+    }
+    advanceWatermark();
+    finishBundle();
+    for (StreamWriter writer : writers) {
+      writer.sendEndOfStream();
+    }
+    done = true;
+  }
+
+  @Override
+  public void close() {
+    if (!opened) {
+      return;
+    }
+    opened = false;
+    for (Operator operator : operators) {
+      operator.close();
+    }
+    for (Input input : inputs) {
+      input.partition.close();
+    }
+  }
+
+  /** Whether the task has processed its end of stream (its outbox may still hold envelopes). */
+  boolean isDone() {
+    return done;
+  }
+
+  /** Whether the task waits for room downstream and must not take input. */
+  boolean isBlocked() {
+    return outbox.isBlocked();
+  }
+
+  /** Moves waiting output downstream; returns envelopes moved. */
+  int drainOutbox() {
+    return outbox.drain();
+  }
+
+  /** The task's current input watermark, epoch ms. */
+  long inputWatermarkMs() {
+    return inputWatermarkMs;
+  }
+
+  /** The last watermark this task sent downstream, epoch ms. */
+  long outputWatermarkMs() {
+    return outputWatermarkMs;
+  }
+
+  private Input inputOf(IncomingMessageEnvelope envelope) {
+    Object ssp = envelope.getSystemStreamPartition();
+    for (Input input : inputs) { // few inputs: an identity scan beats hashing
+      if (input.partition.ssp() == ssp) {
+        return input;
+      }
+    }
+    throw new IllegalStateException(name + " does not read " + ssp);
+  }
+
+  private boolean allInputsEnded() {
+    for (Input input : inputs) {
+      if (!input.isEnded()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void advanceWatermark() {
+    long min = Long.MAX_VALUE;
+    for (Input input : inputs) {
+      min = Math.min(min, input.watermarkMs);
+    }
+    if (inputs.length == 0 || min <= inputWatermarkMs) {
+      return;
+    }
+    inputWatermarkMs = min;
+    finishBundle();
+    Instant watermark = new Instant(min);
+    for (Operator operator : operators) {
+      operator.onWatermark(watermark);
+    }
+    finishBundle();
+    long output = min;
+    for (Operator operator : operators) {
+      output = Math.min(output, operator.watermarkHold().getMillis());
+    }
+    if (output > outputWatermarkMs) {
+      outputWatermarkMs = output;
+      for (StreamWriter writer : writers) {
+        writer.sendWatermark(output);
+      }
+    }
+  }
+
+  private void finishBundle() {
+    bundleElements = 0;
+    for (Operator operator : operators) { // topological order: upstream output reaches downstream first
+      operator.finishBundle();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return name.getTaskName();
+  }
+}

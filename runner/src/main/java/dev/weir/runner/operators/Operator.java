@@ -1,0 +1,45 @@
+package dev.weir.runner.operators;
+
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.joda.time.Instant;
+
+/**
+ * One node of a fused stage, instantiated once per task (partition). Elements arrive through
+ * {@link #accept}; outputs leave through the receivers in the {@link OperatorContext}.
+ *
+ * <p>Lifecycle: {@link #open} once, then any interleaving of elements, watermarks, processing-time
+ * ticks and {@link #finishBundle}, then {@link #close} once (also after a failure). A bundle
+ * starts lazily at the first element an operator sees and ends when the task calls
+ * {@link #finishBundle}: at {@code maxBundleSize} input elements, after {@code maxBundleTimeMs},
+ * before every watermark and at the end of input.
+ *
+ * <p>Threading: every method is called on the owning task's container thread only.
+ */
+public interface Operator extends Receiver {
+
+  /** Prepares the operator (DoFn set-up, state). Called once before anything else. */
+  void open(OperatorContext context);
+
+  /**
+   * The task's input watermark advanced to {@code inputWatermark}; the open bundle has been
+   * finished. Keyed operators fire their ready event-time timers here.
+   */
+  default void onWatermark(Instant inputWatermark) {}
+
+  /** The run loop's clock reached {@code now}; fire ready processing-time timers. */
+  default void onProcessingTime(Instant now) {}
+
+  /**
+   * The earliest timestamp this operator may still output (a watermark hold), or
+   * {@link BoundedWindow#TIMESTAMP_MAX_VALUE} if it holds nothing.
+   */
+  default Instant watermarkHold() {
+    return BoundedWindow.TIMESTAMP_MAX_VALUE;
+  }
+
+  /** Ends the open bundle, if any (DoFn {@code @FinishBundle}). */
+  default void finishBundle() {}
+
+  /** Releases resources (DoFn {@code @Teardown}). Must not throw. */
+  default void close() {}
+}

@@ -1,0 +1,41 @@
+package dev.weir.runner.operators;
+
+import dev.weir.runner.metrics.MetricsSwitch;
+import java.util.Map;
+import org.apache.beam.sdk.metrics.MetricsContainer;
+import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.values.TupleTag;
+
+/**
+ * What an operator instance gets from its task when it opens: the options, where each of its
+ * outputs goes, and the metrics container of its PTransform.
+ *
+ * @param options the pipeline's options (the deserialized copy owned by the executor)
+ * @param stepName the PTransform's full name
+ * @param partition the task's partition index within its stage
+ * @param outputs the receiver per output tag; a tag with no consumer maps to nothing
+ * @param metrics the container thread's metrics switch
+ * @param stepMetrics this step's container for this task, or null if metrics are disabled
+ */
+public record OperatorContext(
+    PipelineOptions options,
+    String stepName,
+    int partition,
+    Map<TupleTag<?>, Receiver> outputs,
+    MetricsSwitch metrics,
+    MetricsContainer stepMetrics) {
+
+  /** The receiver of {@code tag}, or {@link Receiver#DISCARD} if nothing consumes it. */
+  public Receiver output(TupleTag<?> tag) {
+    Receiver receiver = outputs.get(tag);
+    return receiver == null ? Receiver.DISCARD : receiver;
+  }
+
+  /** The receiver of the single output of an operator that has one. */
+  public Receiver singleOutput() {
+    if (outputs.size() > 1) {
+      throw new IllegalStateException(stepName + " has " + outputs.size() + " outputs, expected one");
+    }
+    return outputs.isEmpty() ? Receiver.DISCARD : outputs.values().iterator().next();
+  }
+}

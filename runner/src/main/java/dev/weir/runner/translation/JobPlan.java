@@ -1,0 +1,121 @@
+package dev.weir.runner.translation;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
+
+/**
+ * The translated job: stages of fused operators cut at shuffles, and the intermediate streams
+ * between them. Built once per run on the submitting thread; immutable afterwards and read by the
+ * executor's threads.
+ */
+public final class JobPlan {
+  private final List<StagePlan> stages;
+  private final List<StreamPlan> streams;
+  private final Map<String, MetricsContainerImpl> translationMetrics;
+
+  JobPlan(List<StagePlan> stages, List<StreamPlan> streams, Map<String, MetricsContainerImpl> translationMetrics) {
+    this.stages = List.copyOf(stages);
+    this.streams = List.copyOf(streams);
+    this.translationMetrics = Map.copyOf(translationMetrics);
+  }
+
+  /** Metrics reported by user code during translation (source splitting), per step name. */
+  public Map<String, MetricsContainerImpl> translationMetrics() {
+    return translationMetrics;
+  }
+
+  /** Stages in topological order (a stage only reads streams of earlier stages). */
+  public List<StagePlan> stages() {
+    return stages;
+  }
+
+  /** Intermediate streams. */
+  public List<StreamPlan> streams() {
+    return Collections.unmodifiableList(streams);
+  }
+
+  /** Total number of tasks over all stages. */
+  public int taskCount() {
+    int n = 0;
+    for (StagePlan stage : stages) {
+      n += stage.partitions();
+    }
+    return n;
+  }
+
+  /** A human-readable description, one line per stage, node and stream. */
+  public String describe() {
+    StringBuilder b = new StringBuilder();
+    b.append("Weir job plan: ").append(stages.size()).append(" stage(s), ")
+        .append(streams.size()).append(" stream(s), ").append(taskCount()).append(" task(s)\n");
+    for (StagePlan stage : stages) {
+      b.append("  ").append(stage.name()).append(" [").append(stage.partitions()).append(" partition(s)]");
+      if (stage.source() != null) {
+        b.append(" source: ").append(stage.source().describe());
+      }
+      for (StagePlan.Input input : stage.inputs()) {
+        b.append(" reads ").append(input.stream().name()).append(" -> node ").append(input.entryNode());
+      }
+      b.append('\n');
+      for (NodeSpec node : stage.nodes()) {
+        b.append("    ").append(node.index()).append(": ").append(node.kind()).append(" '")
+            .append(node.stepName()).append("'");
+        for (Map.Entry<?, List<Integer>> e : node.consumers().entrySet()) {
+          if (!e.getValue().isEmpty()) {
+            b.append(" -> ").append(e.getValue());
+          }
+        }
+        b.append('\n');
+      }
+    }
+    for (StreamPlan stream : streams) {
+      b.append("  stream ").append(stream.name()).append(": ").append(stream.kind()).append(' ')
+          .append(stream.producer().name()).append(" (").append(stream.producers()).append(" producer(s)) -> ")
+          .append(stream.consumer().name()).append(" (").append(stream.partitions()).append(" partition(s))\n");
+    }
+    return b.toString();
+  }
+
+  /** The plan as a Graphviz DOT digraph: one cluster per stage, dashed edges for streams. */
+  public String toDot() {
+    StringBuilder b = new StringBuilder("digraph weir {\n  rankdir=LR;\n  node [shape=box];\n");
+    for (StagePlan stage : stages) {
+      b.append("  subgraph cluster_").append(stage.id()).append(" {\n    label=\"")
+          .append(stage.name()).append(" x").append(stage.partitions()).append("\";\n");
+      for (NodeSpec node : stage.nodes()) {
+        b.append("    n").append(stage.id()).append('_').append(node.index()).append(" [label=\"")
+            .append(node.kind()).append("\\n").append(escape(node.stepName())).append("\"];\n");
+      }
+      b.append("  }\n");
+      for (NodeSpec node : stage.nodes()) {
+        for (List<Integer> targets : node.consumers().values()) {
+          for (int t : targets) {
+            b.append("  n").append(stage.id()).append('_').append(node.index()).append(" -> n")
+                .append(stage.id()).append('_').append(t).append(";\n");
+          }
+        }
+      }
+    }
+    for (StreamPlan stream : streams) {
+      StagePlan producer = stream.producer();
+      for (NodeSpec node : producer.nodes()) {
+        if (node.writesTo() == stream) {
+          for (StagePlan.Input input : stream.consumer().inputs()) {
+            if (input.stream() == stream) {
+              b.append("  n").append(producer.id()).append('_').append(node.index()).append(" -> n")
+                  .append(stream.consumer().id()).append('_').append(input.entryNode())
+                  .append(" [style=dashed,label=\"").append(stream.kind()).append("\"];\n");
+            }
+          }
+        }
+      }
+    }
+    return b.append("}\n").toString();
+  }
+
+  private static String escape(String s) {
+    return s.replace("\\", "\\\\").replace("\"", "\\\"");
+  }
+}

@@ -1,0 +1,323 @@
+package dev.weir.runner.translation;
+
+import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.operators.GroupByKeyOperator;
+import dev.weir.runner.operators.ParDoOperator;
+import dev.weir.runner.operators.PassThroughOperator;
+import dev.weir.runner.operators.WindowAssignOperator;
+import java.io.Closeable;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.io.BoundedSource;
+import org.apache.beam.sdk.io.Read;
+import org.apache.beam.sdk.io.UnboundedSource;
+import org.apache.beam.sdk.metrics.MetricsEnvironment;
+import org.apache.beam.sdk.runners.AppliedPTransform;
+import org.apache.beam.sdk.runners.TransformHierarchy;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.Flatten;
+import org.apache.beam.sdk.transforms.GroupByKey;
+import org.apache.beam.sdk.transforms.Impulse;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
+import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.util.construction.PTransformTranslation;
+import org.apache.beam.sdk.util.construction.ParDoTranslation;
+import org.apache.beam.sdk.util.construction.SplittableParDo;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PValue;
+import org.apache.beam.sdk.values.TupleTag;
+import org.apache.beam.sdk.values.WindowingStrategy;
+
+/**
+ * Walks a (already overridden) Beam pipeline in topological order and builds the {@link JobPlan}.
+ *
+ * <p>Fusion rule: a transform joins the stage that produces its input, except where data must be
+ * redistributed: a GroupByKey starts a new stage of {@code --parallelism} partitions fed by a
+ * SHUFFLE stream (key-hash partitioned); a Flatten whose inputs come from different stages starts
+ * a new stage fed by one FORWARD stream per input. Sources (Impulse, Read) start stages with one
+ * partition per split.
+ *
+ * <p>Anything else fails here, at {@code run()}, with an {@link UnsupportedOperationException}
+ * naming the transform's full name and URN. Not yet supported: side inputs, stateful and
+ * splittable (unbounded) DoFns, TestStream.
+ *
+ * <p>Threading: used once, on the thread that called {@code run()}.
+ */
+public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults {
+
+  /** Where a PCollection is produced: stage, node, output tag. */
+  private record Producer(StagePlan stage, int node, TupleTag<?> tag) {}
+
+  private final WeirPipelineOptions options;
+  private final List<StagePlan> stages = new ArrayList<>();
+  private final List<StreamPlan> streams = new ArrayList<>();
+  private final Map<PValue, Producer> producers = new HashMap<>();
+  private final Map<String, MetricsContainerImpl> translationMetrics = new HashMap<>();
+
+  private PipelineTranslator(WeirPipelineOptions options) {
+    this.options = options;
+  }
+
+  /**
+   * Translates {@code pipeline}.
+   *
+   * @throws UnsupportedOperationException naming the first transform Weir cannot run
+   */
+  public static JobPlan translate(Pipeline pipeline, WeirPipelineOptions options) {
+    PipelineTranslator translator = new PipelineTranslator(options);
+    pipeline.traverseTopologically(translator);
+    return new JobPlan(translator.stages, translator.streams, translator.translationMetrics);
+  }
+
+  @Override
+  public void visitPrimitiveTransform(TransformHierarchy.Node node) {
+    PTransform<?, ?> transform = node.getTransform();
+    if (transform instanceof Impulse) {
+      sourceStage(node, new SourceSpec.Impulse(), "Impulse");
+    } else if (transform instanceof SplittableParDo.PrimitiveBoundedRead<?> read) {
+      sourceStage(node, boundedSplits(node, read.getSource()), "Read");
+    } else if (transform instanceof Read.Bounded<?> read) {
+      sourceStage(node, boundedSplits(node, read.getSource()), "Read");
+    } else if (transform instanceof SplittableParDo.PrimitiveUnboundedRead<?> read) {
+      sourceStage(node, unboundedSplits(node, read.getSource()), "Read");
+    } else if (transform instanceof Read.Unbounded<?> read) {
+      sourceStage(node, unboundedSplits(node, read.getSource()), "Read");
+    } else if (transform instanceof ParDo.MultiOutput<?, ?>) {
+      parDo(node);
+    } else if (transform instanceof GroupByKey<?, ?>) {
+      groupByKey(node);
+    } else if (transform instanceof Flatten.PCollections<?>) {
+      flatten(node);
+    } else if (transform instanceof Window.Assign<?> assign) {
+      windowAssign(node, assign);
+    } else {
+      throw unsupported(node, "no translation for " + transform.getClass().getName());
+    }
+  }
+
+  private void sourceStage(TransformHierarchy.Node node, SourceSpec source, String kind) {
+    StagePlan stage = newStage(source.partitions(), source);
+    NodeSpec head = stage.addNode(node.getFullName(), kind, PassThroughOperator::new, null);
+    registerOutputs(node, stage, head);
+  }
+
+  private SourceSpec boundedSplits(TransformHierarchy.Node node, BoundedSource<?> source) {
+    int parallelism = Math.max(1, options.getParallelism());
+    // A source may report metrics while it splits; they belong to the Read step.
+    MetricsContainerImpl metrics = translationMetrics.computeIfAbsent(node.getFullName(), MetricsContainerImpl::new);
+    try (Closeable scope = MetricsEnvironment.scopedMetricsContainer(metrics)) {
+      long size = source.getEstimatedSizeBytes(options);
+      long desired = Math.max(1, size / parallelism);
+      List<? extends BoundedSource<?>> splits = source.split(desired, options);
+      if (splits.isEmpty()) {
+        return new SourceSpec.Bounded(List.of(source));
+      }
+      return new SourceSpec.Bounded(splits);
+    } catch (Exception e) {
+      // Splitting is an optimisation; one split is always correct.
+      return new SourceSpec.Bounded(List.of(source));
+    }
+  }
+
+  private SourceSpec unboundedSplits(TransformHierarchy.Node node, UnboundedSource<?, ?> source) {
+    MetricsContainerImpl metrics = translationMetrics.computeIfAbsent(node.getFullName(), MetricsContainerImpl::new);
+    try (Closeable scope = MetricsEnvironment.scopedMetricsContainer(metrics)) {
+      List<? extends UnboundedSource<?, ?>> splits =
+          source.split(Math.max(1, options.getParallelism()), options);
+      return new SourceSpec.Unbounded(splits.isEmpty() ? List.of(source) : splits);
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot split the unbounded source of " + node.getFullName(), e);
+    }
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void parDo(TransformHierarchy.Node node) {
+    ParDo.MultiOutput<?, ?> parDo = (ParDo.MultiOutput<?, ?>) node.getTransform();
+    DoFn<?, ?> fn = parDo.getFn();
+    DoFnSignature signature = DoFnSignatures.getSignature(fn.getClass());
+    if (signature.usesState() || signature.usesTimers()) {
+      throw unsupported(node, "stateful ParDo (state or timers) is not supported yet");
+    }
+    if (signature.processElement().isSplittable()) {
+      throw unsupported(node, "splittable DoFn is not supported here (only bounded SDFs, via expansion)");
+    }
+    if (!parDo.getSideInputs().isEmpty()) {
+      throw unsupported(node, "side inputs are not supported yet");
+    }
+    AppliedPTransform<?, ?, ?> applied = node.toAppliedPTransform(pipelineOf(node));
+    PCollection<?> input = mainInput(node);
+    Map<TupleTag<?>, Coder<?>> outputCoders = new HashMap<>();
+    for (Map.Entry<TupleTag<?>, PCollection<?>> e : node.getOutputs().entrySet()) {
+      outputCoders.put(e.getKey(), e.getValue().getCoder());
+    }
+    List<TupleTag<?>> additional = new ArrayList<>(parDo.getAdditionalOutputTags().getAll());
+    TupleTag mainTag = parDo.getMainOutputTag();
+    Coder inputCoder = input.getCoder();
+    WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
+    var schema = ParDoTranslation.getSchemaInformation(applied);
+    var sideInputMapping = ParDoTranslation.getSideInputMapping(applied);
+    DoFn prototype = fn;
+    Producer from = producerOf(input, node);
+    NodeSpec spec = from.stage().addNode(node.getFullName(), "ParDo",
+        () -> new ParDoOperator(prototype, mainTag, additional, inputCoder, outputCoders,
+            windowing, schema, sideInputMapping), null);
+    connect(from, spec);
+    registerOutputs(node, from.stage(), spec);
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void groupByKey(TransformHierarchy.Node node) {
+    PCollection<?> input = mainInput(node);
+    if (!(input.getCoder() instanceof KvCoder<?, ?> kvCoder)) {
+      throw unsupported(node, "GroupByKey input coder is not a KvCoder: " + input.getCoder());
+    }
+    Producer from = producerOf(input, node);
+    StagePlan stage = newStage(Math.max(1, options.getParallelism()), null);
+    StreamPlan stream = newStream(StreamPlan.Kind.SHUFFLE, from.stage(), stage, kvCoder.getKeyCoder(), node);
+    NodeSpec writer = from.stage().addNode(stream.name(), "ShuffleWrite", null, stream);
+    connect(from, writer);
+    Coder keyCoder = kvCoder.getKeyCoder();
+    Coder valueCoder = kvCoder.getValueCoder();
+    WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
+    TupleTag outTag = singleOutputTag(node);
+    NodeSpec gbk = stage.addNode(node.getFullName(), "GroupByKey",
+        () -> new GroupByKeyOperator(keyCoder, valueCoder, windowing, (TupleTag<KV<Object, Iterable<Object>>>) outTag),
+        null);
+    stage.addInput(stream, gbk.index());
+    registerOutputs(node, stage, gbk);
+  }
+
+  private void flatten(TransformHierarchy.Node node) {
+    List<Producer> inputs = new ArrayList<>();
+    for (PCollection<?> pc : node.getInputs().values()) {
+      inputs.add(producerOf(pc, node));
+    }
+    if (inputs.isEmpty()) {
+      sourceStage(node, new SourceSpec.Empty(), "Flatten");
+      return;
+    }
+    StagePlan common = inputs.get(0).stage();
+    for (Producer p : inputs) {
+      if (p.stage() != common) {
+        common = null;
+        break;
+      }
+    }
+    if (common != null) {
+      NodeSpec spec = common.addNode(node.getFullName(), "Flatten", PassThroughOperator::new, null);
+      for (Producer p : inputs) {
+        connect(p, spec);
+      }
+      registerOutputs(node, common, spec);
+      return;
+    }
+    int partitions = 1;
+    for (Producer p : inputs) {
+      partitions = Math.max(partitions, p.stage().partitions());
+    }
+    StagePlan stage = newStage(partitions, null);
+    NodeSpec spec = stage.addNode(node.getFullName(), "Flatten", PassThroughOperator::new, null);
+    for (Producer p : inputs) {
+      StreamPlan stream = newStream(StreamPlan.Kind.FORWARD, p.stage(), stage, null, node);
+      NodeSpec writer = p.stage().addNode(stream.name(), "ForwardWrite", null, stream);
+      connect(p, writer);
+      stage.addInput(stream, spec.index());
+    }
+    registerOutputs(node, stage, spec);
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void windowAssign(TransformHierarchy.Node node, Window.Assign<?> assign) {
+    Producer from = producerOf(mainInput(node), node);
+    var windowFn = assign.getWindowFn();
+    NodeSpec spec = from.stage().addNode(node.getFullName(), "Window.Assign",
+        () -> new WindowAssignOperator(windowFn), null);
+    connect(from, spec);
+    registerOutputs(node, from.stage(), spec);
+  }
+
+  // ---- helpers ---------------------------------------------------------------------------------
+
+  private StagePlan newStage(int partitions, SourceSpec source) {
+    StagePlan stage = new StagePlan(stages.size(), partitions, source);
+    stages.add(stage);
+    return stage;
+  }
+
+  private StreamPlan newStream(StreamPlan.Kind kind, StagePlan producer, StagePlan consumer,
+      Coder<?> keyCoder, TransformHierarchy.Node node) {
+    String name = "s" + streams.size() + "-" + kind.name().toLowerCase() + "-" + sanitize(node.getFullName());
+    StreamPlan stream = new StreamPlan(streams.size(), name, kind, producer, consumer, keyCoder);
+    streams.add(stream);
+    return stream;
+  }
+
+  private static String sanitize(String name) {
+    StringBuilder b = new StringBuilder(name.length());
+    for (int i = 0; i < name.length() && b.length() < 60; i++) {
+      char c = name.charAt(i);
+      b.append(Character.isLetterOrDigit(c) || c == '-' || c == '_' ? c : '_');
+    }
+    return b.toString();
+  }
+
+  private void registerOutputs(TransformHierarchy.Node node, StagePlan stage, NodeSpec spec) {
+    for (Map.Entry<TupleTag<?>, PCollection<?>> e : node.getOutputs().entrySet()) {
+      spec.declareOutput(e.getKey());
+      producers.put(e.getValue(), new Producer(stage, spec.index(), e.getKey()));
+    }
+  }
+
+  private static void connect(Producer from, NodeSpec to) {
+    from.stage().nodes().get(from.node()).addConsumer(from.tag(), to.index());
+  }
+
+  private Producer producerOf(PCollection<?> input, TransformHierarchy.Node node) {
+    Producer p = producers.get(input);
+    if (p == null) {
+      throw unsupported(node, "its input " + input.getName() + " has no translated producer");
+    }
+    return p;
+  }
+
+  private static PCollection<?> mainInput(TransformHierarchy.Node node) {
+    Map<TupleTag<?>, PCollection<?>> inputs = node.getInputs();
+    if (inputs.size() != 1) {
+      throw unsupported(node, "expected one input, found " + inputs.size());
+    }
+    return inputs.values().iterator().next();
+  }
+
+  private static TupleTag<?> singleOutputTag(TransformHierarchy.Node node) {
+    if (node.getOutputs().size() != 1) {
+      throw unsupported(node, "expected one output, found " + node.getOutputs().size());
+    }
+    return node.getOutputs().keySet().iterator().next();
+  }
+
+  private Pipeline pipelineOf(TransformHierarchy.Node node) {
+    return mainInput(node).getPipeline();
+  }
+
+  /** The exception for a transform Weir cannot run: names the transform and its URN. */
+  static UnsupportedOperationException unsupported(TransformHierarchy.Node node, String reason) {
+    String urn = null;
+    try {
+      urn = PTransformTranslation.urnForTransformOrNull(node.getTransform());
+    } catch (RuntimeException ignored) {
+      // no URN known for this class
+    }
+    return new UnsupportedOperationException("WeirRunner cannot run transform '" + node.getFullName()
+        + "' (URN " + (urn == null ? "<none>" : urn) + "): " + reason);
+  }
+}

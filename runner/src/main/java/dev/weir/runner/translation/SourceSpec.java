@@ -1,0 +1,70 @@
+package dev.weir.runner.translation;
+
+import java.util.List;
+import org.apache.beam.sdk.io.BoundedSource;
+import org.apache.beam.sdk.io.UnboundedSource;
+
+/**
+ * Where a source stage's data comes from: one partition per split. Immutable; built at
+ * translation time (splitting happens on the submitting thread, before the job starts).
+ */
+public sealed interface SourceSpec {
+
+  /** Number of partitions (tasks) of the stage. */
+  int partitions();
+
+  /** A short description for the plan log. */
+  String describe();
+
+  /** Beam's {@code Impulse}: one empty byte array in the global window, one partition. */
+  record Impulse() implements SourceSpec {
+    @Override
+    public int partitions() {
+      return 1;
+    }
+
+    @Override
+    public String describe() {
+      return "impulse";
+    }
+  }
+
+  /** Nothing at all (an empty Flatten): the watermark goes straight to +infinity. */
+  record Empty() implements SourceSpec {
+    @Override
+    public int partitions() {
+      return 1;
+    }
+
+    @Override
+    public String describe() {
+      return "empty";
+    }
+  }
+
+  /** A bounded source split into {@code splits.size()} partitions. */
+  record Bounded(List<? extends BoundedSource<?>> splits) implements SourceSpec {
+    @Override
+    public int partitions() {
+      return splits.size();
+    }
+
+    @Override
+    public String describe() {
+      return "bounded read, " + splits.size() + " split(s)";
+    }
+  }
+
+  /** An unbounded source split into {@code splits.size()} partitions. */
+  record Unbounded(List<? extends UnboundedSource<?, ?>> splits) implements SourceSpec {
+    @Override
+    public int partitions() {
+      return splits.size();
+    }
+
+    @Override
+    public String describe() {
+      return "unbounded read, " + splits.size() + " split(s)";
+    }
+  }
+}

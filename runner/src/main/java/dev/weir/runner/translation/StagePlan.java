@@ -1,0 +1,75 @@
+package dev.weir.runner.translation;
+
+import dev.weir.runner.operators.OperatorFactory;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * A stage: a fused graph of operators that runs as one task per partition. A stage starts at a
+ * source ({@link #source()}) or at the stream(s) it reads ({@link #inputs()}), e.g. a shuffle
+ * feeding a GroupByKey, and ends at writers into other stages' streams. Mutable only while the
+ * translator builds the plan.
+ */
+public final class StagePlan {
+
+  /**
+   * A stream read by this stage and the node its elements enter.
+   *
+   * @param stream the stream
+   * @param entryNode index of the node that receives the stream's elements
+   */
+  public record Input(StreamPlan stream, int entryNode) {}
+
+  private final int id;
+  private final int partitions;
+  private final SourceSpec source;
+  private final List<NodeSpec> nodes = new ArrayList<>();
+  private final List<Input> inputs = new ArrayList<>();
+
+  StagePlan(int id, int partitions, SourceSpec source) {
+    this.id = id;
+    this.partitions = partitions;
+    this.source = source;
+  }
+
+  NodeSpec addNode(String stepName, String kind, OperatorFactory factory, StreamPlan writesTo) {
+    NodeSpec node = new NodeSpec(nodes.size(), stepName, kind, factory, writesTo);
+    nodes.add(node);
+    return node;
+  }
+
+  void addInput(StreamPlan stream, int entryNode) {
+    inputs.add(new Input(stream, entryNode));
+  }
+
+  /** Index of the stage within the plan. */
+  public int id() {
+    return id;
+  }
+
+  /** Number of partitions = tasks. */
+  public int partitions() {
+    return partitions;
+  }
+
+  /** The source of a source stage (entering node 0), or null. */
+  public SourceSpec source() {
+    return source;
+  }
+
+  /** Nodes in topological order. */
+  public List<NodeSpec> nodes() {
+    return Collections.unmodifiableList(nodes);
+  }
+
+  /** Streams this stage reads. */
+  public List<Input> inputs() {
+    return Collections.unmodifiableList(inputs);
+  }
+
+  /** A short name: "stage-N". */
+  public String name() {
+    return "stage-" + id;
+  }
+}

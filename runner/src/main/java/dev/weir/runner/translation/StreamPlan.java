@@ -1,0 +1,36 @@
+package dev.weir.runner.translation;
+
+import org.apache.beam.sdk.coders.Coder;
+
+/**
+ * An intermediate stream between two stages: written by every task of {@link #producer()}, read
+ * by every task of {@link #consumer()}, with one partition per consumer task. Immutable.
+ *
+ * @param id the stream's index in the plan
+ * @param name a stable name, also the samza-api stream name
+ * @param kind how producers pick the partition of an element
+ * @param producer the writing stage
+ * @param consumer the reading stage
+ * @param keyCoder for {@link Kind#SHUFFLE}: the coder whose encoding routes and groups keys
+ */
+public record StreamPlan(int id, String name, Kind kind, StagePlan producer, StagePlan consumer,
+    Coder<?> keyCoder) {
+
+  /** How elements are routed to partitions. */
+  public enum Kind {
+    /** By a hash of the encoded key, so that all values of a key meet in one task. */
+    SHUFFLE,
+    /** Producer partition p writes to consumer partition p mod n: no repartitioning. */
+    FORWARD
+  }
+
+  /** Number of partitions, i.e. of consumer tasks. */
+  public int partitions() {
+    return consumer.partitions();
+  }
+
+  /** Number of producer tasks; a partition's watermark is the minimum over all of them. */
+  public int producers() {
+    return producer.partitions();
+  }
+}

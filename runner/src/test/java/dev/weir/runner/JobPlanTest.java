@@ -1,0 +1,102 @@
+package dev.weir.runner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.NodeSpec;
+import dev.weir.runner.translation.StagePlan;
+import dev.weir.runner.translation.StreamPlan;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.state.StateSpec;
+import org.apache.beam.sdk.state.StateSpecs;
+import org.apache.beam.sdk.state.ValueState;
+import org.apache.beam.sdk.transforms.Count;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.FlatMapElements;
+import org.apache.beam.sdk.transforms.Flatten;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PCollectionList;
+import org.apache.beam.sdk.values.TypeDescriptors;
+import org.junit.jupiter.api.Test;
+
+/** The shape of translated plans: where stages are cut, what is fused, what is rejected. */
+class JobPlanTest {
+
+  @Test
+  void wordCount_isTwoStagesCutAtTheShuffle() {
+    Pipeline p = Pipelines.create(false);
+    p.apply(Create.of("a b", "b"))
+        .apply(FlatMapElements.into(TypeDescriptors.strings()).via(l -> Arrays.asList(l.split(" "))))
+        .apply(Count.perElement());
+    JobPlan plan = WeirRunner.translate(p, Pipelines.options(false));
+
+    assertThat(plan.stages()).hasSize(2);
+    StagePlan source = plan.stages().get(0);
+    StagePlan grouped = plan.stages().get(1);
+    assertThat(source.source()).isNotNull();
+    assertThat(kinds(source)).startsWith("Read", "ParDo").endsWith("ShuffleWrite");
+    assertThat(kinds(grouped)).startsWith("GroupByKey").doesNotContain("ShuffleWrite", "ForwardWrite");
+    assertThat(grouped.partitions()).isEqualTo(2);
+    assertThat(plan.streams()).singleElement().satisfies(s -> {
+      assertThat(s.kind()).isEqualTo(StreamPlan.Kind.SHUFFLE);
+      assertThat(s.producer()).isSameAs(source);
+      assertThat(s.consumer()).isSameAs(grouped);
+    });
+    assertThat(plan.describe()).contains("GroupByKey 'Count.PerElement/Combine.perKey(Count)/GroupByKey'");
+    assertThat(plan.toDot()).startsWith("digraph weir {").contains("style=dashed");
+  }
+
+  @Test
+  void flatten_ofOneStageIsFused_ofTwoStagesGetsItsOwnStage() {
+    Pipeline p = Pipelines.create(false);
+    PCollection<String> a = p.apply("A", Create.of("x"));
+    PCollection<String> a2 = a.apply("Again", ParDo.of(new Identity()));
+    PCollectionList.of(a).and(a2).apply("SameStage", Flatten.pCollections());
+    PCollection<String> b = p.apply("B", Create.of("y"));
+    PCollectionList.of(a).and(b).apply("TwoStages", Flatten.pCollections());
+    JobPlan plan = WeirRunner.translate(p, Pipelines.options(false));
+
+    StagePlan stageA = plan.stages().get(0);
+    assertThat(kinds(stageA)).contains("Flatten", "ForwardWrite");
+    StagePlan merged = plan.stages().get(plan.stages().size() - 1);
+    assertThat(kinds(merged)).containsExactly("Flatten");
+    assertThat(merged.inputs()).hasSize(2);
+    assertThat(plan.streams()).allSatisfy(s -> assertThat(s.kind()).isEqualTo(StreamPlan.Kind.FORWARD));
+  }
+
+  @Test
+  void statefulParDo_isRejectedAtTranslationNamingTransformAndUrn() {
+    Pipeline p = Pipelines.create(false);
+    p.apply(Create.of(KV.of("k", 1))).apply("Stateful", ParDo.of(new Stateful()));
+    assertThatThrownBy(() -> WeirRunner.translate(p, Pipelines.options(false)))
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("'Stateful/ParMultiDo(Stateful)'")
+        .hasMessageContaining("beam:transform:pardo:v1")
+        .hasMessageContaining("stateful");
+  }
+
+  private static List<String> kinds(StagePlan stage) {
+    return stage.nodes().stream().map(NodeSpec::kind).toList();
+  }
+
+  static final class Identity extends DoFn<String, String> {
+    @ProcessElement
+    public void process(@Element String s, OutputReceiver<String> out) {
+      out.output(s);
+    }
+  }
+
+  static final class Stateful extends DoFn<KV<String, Integer>, Integer> {
+    @StateId("v")
+    private final StateSpec<ValueState<Integer>> spec = StateSpecs.value();
+
+    @ProcessElement
+    public void process(@StateId("v") ValueState<Integer> v) {}
+  }
+}
