@@ -1,0 +1,75 @@
+package dev.weir.profiling;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+class ProfileSummaryTest {
+
+  private static FrameCategory cat(String stack) {
+    return ProfileSummary.categorize(stack.split(";"));
+  }
+
+  @Test
+  void categorize_gcAndRocksDbWinWherever_theyAppear() {
+    assertThat(cat("GCTaskThread::run;G1ParEvacuateFollowersClosure::do_void_[j]")).isEqualTo(FrameCategory.GC);
+    assertThat(cat("dev.weir.runner.executor.Container.run_[j];org.rocksdb.RocksDB.get_[j];rocksdb::DBImpl::Get"))
+        .isEqualTo(FrameCategory.ROCKSDB);
+  }
+
+  @Test
+  void categorize_codersAnywhere_beatTheCaller() {
+    assertThat(cat("dev.weir.runner.X.run_[j];org.apache.beam.sdk.coders.VarLongCoder.encode_[j];java.io.OutputStream.write_[j]"))
+        .isEqualTo(FrameCategory.CODERS);
+    assertThat(cat("dev.weir.X.y_[j];org.apache.beam.sdk.util.CoderUtils.decodeFromByteArray_[i]"))
+        .isEqualTo(FrameCategory.CODERS);
+  }
+
+  @Test
+  void categorize_firstNonPlatformFrameFromTheLeaf_decides() {
+    assertThat(cat("dev.weir.runner.executor.Container.run_[j];java.util.HashMap.get_[j]")).isEqualTo(FrameCategory.WEIR);
+    assertThat(cat("dev.weir.Container.run_[j];org.apache.beam.runners.core.SimpleDoFnRunner.processElement_[j]"))
+        .isEqualTo(FrameCategory.BEAM);
+    assertThat(cat("org.apache.beam.runners.core.SimpleDoFnRunner.processElement_[j];com.example.MyDoFn.process_[j];java.lang.Math.sin_[j]"))
+        .isEqualTo(FrameCategory.USER);
+    assertThat(cat("org.apache.beam.sdk.Foo.x_[j];org.apache.beam.sdk.nexmark.queries.Query3$1.processElement_[j]"))
+        .isEqualTo(FrameCategory.USER);
+    assertThat(cat("org.apache.flink.streaming.runtime.tasks.StreamTask.invoke_[j];java.lang.Object.wait_[j]"))
+        .isEqualTo(FrameCategory.PEER_RUNNER);
+    assertThat(cat("thread_start;JavaThread::run;CompileBroker::compiler_thread_loop")).isEqualTo(FrameCategory.JVM_AND_OTHER);
+  }
+
+  @Test
+  void of_countsSelfFramesAndShares() {
+    ProfileSummary s = ProfileSummary.of(Stream.of(
+        "dev.weir.A.run_[j];dev.weir.B.hot_[j] 70",
+        "dev.weir.A.run_[j];org.apache.beam.sdk.coders.StringUtf8Coder.encode_[j] 20",
+        "com.example.Fn.process_[j] 10",
+        "garbage line",
+        ""), 2);
+    assertThat(s.totalSamples()).isEqualTo(100);
+    assertThat(s.topSelf()).extracting(ProfileSummary.FrameCount::frame)
+        .containsExactly("dev.weir.B.hot", "org.apache.beam.sdk.coders.StringUtf8Coder.encode");
+    assertThat(s.share(FrameCategory.WEIR)).isEqualTo(0.7);
+    assertThat(s.share(FrameCategory.CODERS)).isEqualTo(0.2);
+    assertThat(s.share(FrameCategory.USER)).isEqualTo(0.1);
+    assertThat(s.render("t")).contains("weir").contains("70.0%").contains("dev.weir.B.hot");
+  }
+
+  @Test
+  void engineParse_namesTheOptionAndAllowedValues() {
+    assertThat(CpuEngine.parse("engine", "CTIMER")).isEqualTo(CpuEngine.CTIMER);
+    assertThatThrownBy(() -> CpuEngine.parse("engine", "wall"))
+        .hasMessageContaining("--engine=wall").hasMessageContaining("cpu, ctimer, itimer");
+  }
+
+  @Test
+  void settings_buildTheAgentArguments() {
+    ProfileSettings s = ProfileSettings.defaults(CpuEngine.CTIMER, java.nio.file.Path.of("/tmp/x.jfr"));
+    assertThat(s.startArguments()).isEqualTo("start,event=ctimer,interval=10000000,alloc=524288,jfr,file=/tmp/x.jfr");
+    assertThat(s.agentOption(java.nio.file.Path.of("/lib/libasyncProfiler.so")))
+        .startsWith("-agentpath:/lib/libasyncProfiler.so=start,event=ctimer");
+  }
+}
