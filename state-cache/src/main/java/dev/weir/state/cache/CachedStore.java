@@ -29,6 +29,11 @@ public final class CachedStore {
    * been evicted (and written back) since, which the flush skips. Only from the owning thread.
    */
   private ArrayList<CacheEntry> dirty = new ArrayList<>();
+  /**
+   * Entries of this store currently DIRTY (in the cache, not yet written back). At most the cache's
+   * entry bound, so it also bounds the dirty list after compaction. Only from the owning thread.
+   */
+  private int dirtyLive;
 
   CachedStore(ObjectCache owner, SortedByteStore bytes) {
     this.owner = owner;
@@ -117,7 +122,7 @@ public final class CachedStore {
     if (entry == null || entry.state == State.EVICTED) {
       // No live entry: insert one. Mark it dirty before the put, which may evict it at once.
       entry = new CacheEntry(key, value, coder, State.DIRTY);
-      dirty.add(entry);
+      markedDirty(entry);
       owner.cache.put(key, entry);
       return;
     }
@@ -129,7 +134,7 @@ public final class CachedStore {
     }
     if (entry.state != State.DIRTY) {
       entry.state = State.DIRTY;
-      dirty.add(entry);
+      markedDirty(entry);
     }
     if (owner.settings().weighted()) {
       owner.cache.put(key, entry); // re-weigh: the value changed
@@ -181,6 +186,26 @@ public final class CachedStore {
     return keys.size();
   }
 
+  private void markedDirty(CacheEntry entry) {
+    dirtyLive++;
+    dirty.add(entry);
+    // Evicted entries (already written back) stay in the list until the next flush; without this
+    // the list would grow with the writes between two commits instead of with the cache's bound.
+    if (dirty.size() > 2 * dirtyLive + 1024) {
+      dirty.removeIf(e -> e.state != State.DIRTY);
+    }
+  }
+
+  /** Number of entries of this store waiting to be written back. */
+  int dirtyEntries() {
+    return dirtyLive;
+  }
+
+  /** Length of the dirty list, evicted entries included (for tests of its bound). */
+  int dirtyListLength() {
+    return dirty.size();
+  }
+
   /** Encodes and writes this store's dirty entries, in one putAll and one deleteAll. */
   void flushDirty() {
     if (dirty.isEmpty()) {
@@ -203,11 +228,13 @@ public final class CachedStore {
     bytes.putAll(puts);
     bytes.deleteAll(deletes);
     owner.flushedEntries += puts.size() + deletes.size();
+    dirtyLive = 0;
     dirty = new ArrayList<>(Math.min(Math.max(16, dirty.size()), 1 << 16));
   }
 
   /** Writes one dirty entry during its eviction. */
   void writeBack(CacheEntry entry) {
+    dirtyLive--;
     if (entry.value == null) {
       bytes.delete(entry.key.bytes);
     } else {
@@ -216,6 +243,7 @@ public final class CachedStore {
   }
 
   void discardDirty() {
+    dirtyLive = 0;
     dirty = new ArrayList<>();
   }
 

@@ -187,10 +187,17 @@ public final class ObjectCache implements AutoCloseable {
     return settings;
   }
 
-  /** Current counters; callable from any thread, possibly slightly stale. */
+  /**
+   * Current counters. Exact on the owning thread; from another thread (a metrics reporter) they
+   * may be slightly stale, which is fine for monitoring.
+   */
   public ObjectCacheStats stats() {
+    long dirty = 0;
+    for (CachedStore store : stores.values()) {
+      dirty += store.dirtyEntries();
+    }
     return new ObjectCacheStats(hits, misses, evictions, dirtyWriteBacks, flushedEntries,
-        bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize());
+        bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize(), dirty);
   }
 
   /**

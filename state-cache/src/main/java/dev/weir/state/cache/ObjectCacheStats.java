@@ -14,6 +14,7 @@ package dev.weir.state.cache;
  * @param flushes number of flushes (a commit includes one)
  * @param flushNanos time spent in flushes, encoding included, in ns
  * @param entries current number of cached entries (estimate)
+ * @param dirtyEntries entries waiting to be encoded and written back (the commit backlog)
  */
 public record ObjectCacheStats(
     long hits,
@@ -25,7 +26,8 @@ public record ObjectCacheStats(
     long bytesDecoded,
     long flushes,
     long flushNanos,
-    long entries) {
+    long entries,
+    long dirtyEntries) {
 
   /** hits / (hits + misses), or 0 when nothing was read. */
   public double hitRate() {

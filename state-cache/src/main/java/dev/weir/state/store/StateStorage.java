@@ -20,7 +20,7 @@ import java.util.Set;
  * only records the metadata, and close discards everything.
  *
  * <p>Threading: a storage and its stores are confined to one thread at a time (in the runner, the
- * container's run loop thread). {@link #stagedBytes()} may be read from any thread.
+ * container's run loop thread). {@link #stagedBytes()} may be read from any thread (possibly stale).
  */
 public interface StateStorage extends AutoCloseable {
 

@@ -136,6 +136,21 @@ class ObjectCacheTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
+  void dirtyList_staysBoundedByTheCache_notByWritesBetweenCommits(Backend backend) {
+    CachedStore store = open(backend, 10);
+    for (long i = 0; i < 50_000; i++) {
+      store.put(b("k" + i), i, coder);
+    }
+    assertThat(store.dirtyListLength()).isLessThan(2 * 10 + 1024 + 1);
+    assertThat(cache.stats().dirtyEntries()).isBetween(1L, 10L);
+    cache.commit(Map.of());
+    assertThat(cache.stats().dirtyEntries()).isZero();
+    assertThat(store.get(b("k0"), coder)).isEqualTo(0L);
+    assertThat(store.get(b("k49999"), coder)).isEqualTo(49_999L);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
   void evict_updatesAfterEviction_winOverTheWrittenBackValue(Backend backend) {
     CachedStore store = open(backend, 2);
     for (int round = 0; round < 50; round++) {

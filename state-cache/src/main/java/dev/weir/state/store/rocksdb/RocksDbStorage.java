@@ -95,8 +95,11 @@ public final class RocksDbStorage implements StateStorage {
   final WriteBatchWithIndex staged = new WriteBatchWithIndex(true);
   /** Number of writes in {@link #staged}; 0 lets reads skip the batch. Only from the owning thread. */
   long stagedCount;
-  /** Approximate bytes in {@link #staged}; written by the owning thread, read by any. */
-  private volatile long stagedBytes;
+  /**
+   * Approximate bytes in {@link #staged}; written by the owning thread only. Deliberately not
+   * volatile (it changes on every staged write): other threads may read a stale value.
+   */
+  private long stagedBytes;
 
   private CommitRecord lastCommit;
   private boolean closed;
