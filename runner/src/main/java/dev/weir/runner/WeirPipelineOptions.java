@@ -52,22 +52,22 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   void setMaxBundleTimeMs(long maxBundleTimeMs);
 
-  @Description("Where state lives: ROCKSDB (durable, under --stateDirectory) or MEMORY. "
-      + "Not wired yet: GroupByKey state is held in memory until StateInternals over state-cache land.")
+  @Description("Where keyed state (GroupByKey buffers, watermark holds) lives: ROCKSDB (one RocksDB "
+      + "instance per container under --stateDirectory, behind the object cache) or MEMORY (the Java heap).")
   @Default.Enum("ROCKSDB")
   StateBackend getStateBackend();
 
   void setStateBackend(StateBackend stateBackend);
 
-  @Description("Directory for RocksDB state; one sub-directory per job. "
-      + "Default: java.io.tmpdir/weir-state. Not wired yet (see --stateBackend).")
+  @Description("Directory for RocksDB state; each job gets its own temporary sub-directory, deleted "
+      + "when the job ends (finished, failed or cancelled). Default: java.io.tmpdir/weir-state.")
   @Default.InstanceFactory(TempStateDirectory.class)
   String getStateDirectory();
 
   void setStateDirectory(String stateDirectory);
 
   @Description("Maximum number of decoded state values the object cache keeps per container "
-      + "(entries, not bytes). Not wired yet (see --stateBackend).")
+      + "(entries, not bytes); evicted dirty values are written back to the backend.")
   @Default.Long(100_000L)
   long getObjectCacheSize();
 

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 class JobPlanTest {
 
   @Test
-  void wordCount_isTwoStagesCutAtTheShuffle() {
+  void wordCount_isTwoStagesCutAtTheShuffle_withTheCountLifted() {
     Pipeline p = Pipelines.create(false);
     p.apply(Create.of("a b", "b"))
         .apply(FlatMapElements.into(TypeDescriptors.strings()).via(l -> Arrays.asList(l.split(" "))))
@@ -40,15 +40,15 @@ class JobPlanTest {
     StagePlan source = plan.stages().get(0);
     StagePlan grouped = plan.stages().get(1);
     assertThat(source.source()).isNotNull();
-    assertThat(kinds(source)).startsWith("Read", "ParDo").endsWith("ShuffleWrite");
-    assertThat(kinds(grouped)).startsWith("GroupByKey").doesNotContain("ShuffleWrite", "ForwardWrite");
+    assertThat(kinds(source)).startsWith("Read", "ParDo").endsWith("PartialCombine", "ShuffleWrite");
+    assertThat(kinds(grouped)).startsWith("CombineMerge").doesNotContain("ShuffleWrite", "ForwardWrite");
     assertThat(grouped.partitions()).isEqualTo(2);
     assertThat(plan.streams()).singleElement().satisfies(s -> {
       assertThat(s.kind()).isEqualTo(StreamPlan.Kind.SHUFFLE);
       assertThat(s.producer()).isSameAs(source);
       assertThat(s.consumer()).isSameAs(grouped);
     });
-    assertThat(plan.describe()).contains("GroupByKey 'Count.PerElement/Combine.perKey(Count)/GroupByKey'");
+    assertThat(plan.describe()).contains("CombineMerge 'Count.PerElement/Combine.perKey(Count)'");
     assertThat(plan.toDot()).startsWith("digraph weir {").contains("style=dashed");
   }
 

@@ -1,6 +1,7 @@
 package dev.weir.runner.executor;
 
 import dev.weir.runner.metrics.MetricsSwitch;
+import dev.weir.runner.state.ContainerState;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
@@ -28,6 +29,11 @@ import org.slf4j.LoggerFactory;
  *
  * The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
  * another container's failure), or when a task fails; tasks are closed on this thread either way.
+ *
+ * <p>State: the container owns one {@link ContainerState} (storage + object cache) shared by its
+ * tasks, opened at the start of {@link #run()}, committed at the end of every iteration in which
+ * a task finished a bundle that wrote state, and closed (uncommitted writes dropped) when the loop
+ * ends for any reason.
  *
  * <p>Threading: everything here runs on the container's own thread, except {@link #stop()}.
  */
@@ -105,15 +111,21 @@ final class Container implements Runnable {
     MetricsSwitch metrics = new MetricsSwitch(new MetricsContainerImpl(null));
     metrics.installOnCurrentThread();
     Throwable failure = null;
+    ContainerState state = null;
     try {
+      state = executor.openState(id);
       for (StageTask task : tasks) {
-        task.open(metrics);
+        task.open(metrics, state);
       }
       while (running && !allDone()) {
         int work = drainOutboxes();
         work += processEnvelopes();
         work += tick();
+        state.commitIfRequested();
         idle.idle(work);
+      }
+      if (running) {
+        state.commitIfRequested();
       }
     } catch (Throwable t) {
       failure = t;
@@ -123,6 +135,13 @@ final class Container implements Runnable {
           task.close();
         } catch (Throwable t) {
           LOG.warn("Closing task {} failed", task, t);
+        }
+      }
+      if (state != null) {
+        try {
+          state.close();
+        } catch (Throwable t) {
+          LOG.warn("Closing the state of {} failed", threadName(), t);
         }
       }
       MetricsEnvironment.setCurrentContainer(null);

@@ -2,6 +2,15 @@ package dev.weir.runner.executor;
 
 import dev.weir.runner.WeirPipelineOptions;
 import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.state.ContainerState;
+import dev.weir.state.StateBackend;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StagePlan;
 import dev.weir.runner.translation.StreamPlan;
@@ -24,10 +33,15 @@ import org.apache.beam.sdk.metrics.MetricResults;
  * to end of stream, exceptionally with the first failure of any task (the other containers are
  * then stopped), or with a {@link CancellationException} after {@link #cancel()}.
  *
+ * <p>State: each container opens its own storage ({@code --stateBackend}) under one per-job
+ * directory in {@code --stateDirectory}; the directory is deleted when the last container has
+ * exited (end, failure or cancel), because Weir does not restore state across jobs yet.
+ *
  * <p>Threading: {@link #start()} once from the submitting thread; {@link #cancel()},
  * {@link #metrics()} and {@link #completion()} from any thread.
  */
 public final class JobExecutor {
+  private static final Logger LOG = LoggerFactory.getLogger(JobExecutor.class);
   /** Capacity of each in-process stream partition, in envelopes. */
   public static final int STREAM_PARTITION_CAPACITY = 1024;
 
@@ -39,6 +53,8 @@ public final class JobExecutor {
   private final List<Thread> threads = new ArrayList<>();
   private final List<StageTask> tasks = new ArrayList<>();
   private int running;
+  private int exited;
+  private Path jobStateDirectory;
 
   /** Prepares (but does not start) the execution of {@code plan}. */
   public JobExecutor(JobPlan plan, WeirPipelineOptions options) {
@@ -142,8 +158,62 @@ public final class JobExecutor {
     }
   }
 
-  /** Called by each container thread as its last action. */
+  /**
+   * Opens the state of container {@code id} from the options: the backend, under a per-job
+   * directory in {@code --stateDirectory} (created on first use, deleted when the last container
+   * exits), bounded to {@code --objectCacheSize} entries. Called on the container's thread.
+   */
+  ContainerState openState(int id) throws IOException {
+    StateBackend backend = StateBackend.valueOf(options.getStateBackend().name());
+    Path directory = null;
+    if (backend == StateBackend.ROCKSDB) {
+      synchronized (this) {
+        if (jobStateDirectory == null) {
+          Path base = Files.createDirectories(Path.of(options.getStateDirectory()));
+          jobStateDirectory = Files.createTempDirectory(base, "job-");
+        }
+        directory = jobStateDirectory.resolve("container-" + id);
+      }
+      Files.createDirectories(directory);
+    }
+    return new ContainerState(backend, directory, options.getObjectCacheSize(), "weir-container-" + id);
+  }
+
+  /** The per-job state directory, if the RocksDB backend created one (for tests). */
+  public synchronized Path jobStateDirectory() {
+    return jobStateDirectory;
+  }
+
+  private void deleteJobState() {
+    Path dir;
+    synchronized (this) {
+      dir = jobStateDirectory;
+    }
+    if (dir == null) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(path -> {
+        try {
+          Files.deleteIfExists(path);
+        } catch (IOException e) {
+          LOG.warn("Cannot delete {}", path, e);
+        }
+      });
+    } catch (IOException e) {
+      LOG.warn("Cannot delete the job state directory {}", dir, e);
+    }
+  }
+
+  /** Called by each container thread as its last action (after it closed its state). */
   void containerExited(Container container, Throwable failure) {
+    boolean allExited;
+    synchronized (this) {
+      allExited = ++exited == containers.size();
+    }
+    if (allExited) {
+      deleteJobState();
+    }
     if (failure != null) {
       completion.completeExceptionally(failure);
       stopAll();

@@ -5,6 +5,8 @@ import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.Receiver;
+import dev.weir.runner.operators.SideInputConsumer;
+import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
 import java.util.ArrayList;
@@ -41,9 +43,12 @@ import org.joda.time.Instant;
  *       {@link #window} after {@code maxBundleTimeMs}).
  *   <li><b>Watermark</b> ({@link ProducerWatermark}): recorded for its producer; the partition's
  *       watermark is the minimum over its producers, the task's input watermark the minimum over
- *       its partitions. When that advances, the bundle is finished, operators fire event-time
- *       timers, and the output watermark (input watermark, lowered by operator holds) is sent
- *       downstream if it advanced.
+ *       its main-input partitions. When that advances, the bundle is finished, operators fire
+ *       event-time timers in topological order, each seeing the input watermark lowered by the
+ *       holds of the operators upstream of it, and each stream writer sends the watermark of the
+ *       nodes feeding it if it advanced.
+ *   <li><b>Side-input envelopes</b> (broadcast streams): handed to the consuming operator's side
+ *       inputs; their watermarks advance only that view's side-input watermark, never the task's.
  *   <li><b>End of stream</b> ({@link ProducerEndOfStream}): when every producer of every input
  *       ended, {@link #onEndOfStream} advances to +infinity, finishes, and sends end-of-stream on.
  * </ul>
@@ -60,14 +65,19 @@ public final class StageTask
   private static final class Input {
     final InputPartition partition;
     final Receiver entry;
+    /** For a side-input stream: the consuming operator and the view's index; else null / -1. */
+    final SideInputConsumer sideConsumer;
+    final int sideIndex;
     final long[] producerWatermarks;
     final boolean[] ended;
     int endedCount;
     long watermarkMs = MIN_WATERMARK_MS;
 
-    Input(InputPartition partition, Receiver entry) {
+    Input(InputPartition partition, Receiver entry, SideInputConsumer sideConsumer, int sideIndex) {
       this.partition = partition;
       this.entry = entry;
+      this.sideConsumer = sideConsumer;
+      this.sideIndex = sideIndex;
       this.producerWatermarks = new long[partition.producers()];
       this.ended = new boolean[partition.producers()];
       Arrays.fill(producerWatermarks, MIN_WATERMARK_MS);
@@ -110,6 +120,13 @@ public final class StageTask
   private final StepMetrics stepMetrics;
   private final boolean metricsEnabled;
 
+  /** Per node: the nodes feeding it inside the stage. */
+  private final int[][] predecessors;
+  /** Per node: the input watermark last delivered to it. */
+  private final long[] nodeWatermarkMs;
+  /** Per node: its output watermark (its input watermark lowered by its hold). */
+  private final long[] nodeOutputMs;
+  private final boolean[] writerNodes;
   private long inputWatermarkMs = MIN_WATERMARK_MS;
   private long outputWatermarkMs = MIN_WATERMARK_MS;
   private int bundleElements;
@@ -140,8 +157,41 @@ public final class StageTask
     }
     this.inputs = new Input[inputPartitions.size()];
     for (int i = 0; i < inputs.length; i++) {
-      int entry = stage.source() != null ? 0 : stage.inputs().get(i).entryNode();
-      inputs[i] = new Input(inputPartitions.get(i), operators[entry]);
+      StagePlan.Input planned = stage.source() != null ? null : stage.inputs().get(i);
+      int entry = planned == null ? 0 : planned.entryNode();
+      SideInputConsumer consumer = null;
+      int sideIndex = -1;
+      if (planned != null && planned.isSideInput()) {
+        consumer = (SideInputConsumer) operators[entry];
+        sideIndex = planned.sideInput();
+      }
+      inputs[i] = new Input(inputPartitions.get(i), operators[entry], consumer, sideIndex);
+    }
+    int n = operators.length;
+    this.predecessors = new int[n][];
+    List<List<Integer>> preds = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      preds.add(new ArrayList<>());
+    }
+    for (NodeSpec node : nodes) {
+      for (List<Integer> targets : node.consumers().values()) {
+        for (int t : targets) {
+          if (!preds.get(t).contains(node.index())) {
+            preds.get(t).add(node.index());
+          }
+        }
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      predecessors[i] = preds.get(i).stream().mapToInt(Integer::intValue).toArray();
+    }
+    this.nodeWatermarkMs = new long[n];
+    this.nodeOutputMs = new long[n];
+    Arrays.fill(nodeWatermarkMs, MIN_WATERMARK_MS);
+    Arrays.fill(nodeOutputMs, MIN_WATERMARK_MS);
+    this.writerNodes = new boolean[n];
+    for (NodeSpec node : nodes) {
+      writerNodes[node.index()] = node.writesTo() != null;
     }
   }
 
@@ -160,7 +210,7 @@ public final class StageTask
   }
 
   /** Opens operators and source readers on the calling (container) thread. */
-  void open(MetricsSwitch metrics) {
+  void open(MetricsSwitch metrics, ContainerState state) {
     List<NodeSpec> nodes = stage.nodes();
     MetricsContainer[] containers = new MetricsContainer[nodes.size()];
     for (NodeSpec node : nodes) {
@@ -179,7 +229,7 @@ public final class StageTask
         outputs.put(e.getKey(), Receiver.fanOut(receivers));
       }
       operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-          metrics, containers[node.index()]));
+          metrics, containers[node.index()], state));
     }
     if (stage.source() != null) {
       SourceContext sourceContext = new SourceContext(options, metrics, containers[0]);
@@ -200,6 +250,11 @@ public final class StageTask
     try {
       Input input = inputOf(envelope);
       Object message = envelope.getMessage();
+      if (input.sideConsumer != null) {
+        processSideInput(input, message);
+        callback.complete();
+        return;
+      }
       if (message instanceof WindowedValue<?> element) {
         Object key = envelope.getKey();
         if (key != null) {
@@ -231,6 +286,30 @@ public final class StageTask
     }
   }
 
+  /**
+   * A side-input envelope: elements go to the consuming operator's side-input store; watermarks
+   * and end-of-stream advance that view's side-input watermark only (never the task's input
+   * watermark), which may release pushed-back elements and so lower the operator's hold.
+   */
+  private void processSideInput(Input input, Object message) {
+    if (message instanceof WindowedValue<?> element) {
+      input.sideConsumer.acceptSideInput(input.sideIndex, element);
+      return;
+    }
+    if (message instanceof ProducerWatermark watermark) {
+      input.onWatermark(watermark.producer(), watermark.getTimestamp());
+    } else if (message instanceof ProducerEndOfStream end) {
+      input.onEnd(end.producer());
+    } else {
+      throw new IllegalStateException("unexpected message " + message + " on " + input.partition.ssp());
+    }
+    input.sideConsumer.advanceSideInputWatermark(input.sideIndex, input.watermarkMs);
+    propagateWatermarks(true);
+    if (allInputsEnded()) {
+      onEndOfStream(null, null);
+    }
+  }
+
   @Override
   public void window(MessageCollector collector, TaskCoordinator coordinator) {
     if (bundleElements > 0 && System.nanoTime() - bundleStartNanos >= maxBundleNanos) {
@@ -240,10 +319,14 @@ public final class StageTask
     for (Operator operator : operators) {
       operator.onProcessingTime(now);
     }
+    propagateWatermarks(false); // processing-time firings may have released holds
   }
 
   @Override
   public void onEndOfStream(MessageCollector collector, TaskCoordinator coordinator) {
+    if (done) {
+      return;
+    }
     for (Input input : inputs) {
       for (int p = 0; p < input.ended.length; p++) {
         input.onEnd(p);
@@ -317,29 +400,79 @@ public final class StageTask
 
   private void advanceWatermark() {
     long min = Long.MAX_VALUE;
+    boolean anyMain = false;
     for (Input input : inputs) {
-      min = Math.min(min, input.watermarkMs);
+      if (input.sideConsumer == null) {
+        min = Math.min(min, input.watermarkMs);
+        anyMain = true;
+      }
     }
-    if (inputs.length == 0 || min <= inputWatermarkMs) {
+    if (!anyMain || min <= inputWatermarkMs) {
       return;
     }
     inputWatermarkMs = min;
-    finishBundle();
-    Instant watermark = new Instant(min);
-    for (Operator operator : operators) {
-      operator.onWatermark(watermark);
+    propagateWatermarks(true);
+  }
+
+  /**
+   * Delivers watermarks through the fused graph in topological order: a node's input watermark is
+   * the task's input watermark lowered by the output watermarks (watermark lowered by hold) of the
+   * nodes feeding it, so an operator holding elements (pushed back for side inputs, buffered by a
+   * GroupByKey) holds exactly what is downstream of it. Writers send their own watermark, so each
+   * stream gets the watermark of the part of the stage that feeds it.
+   *
+   * @param finishBundles whether to finish the open bundle before and after delivering (always
+   *     done when some node's watermark advances)
+   */
+  private void propagateWatermarks(boolean finishBundles) {
+    boolean finished = false;
+    for (int i = 0; i < operators.length; i++) {
+      if (writerNodes[i]) {
+        continue;
+      }
+      long w = upstreamWatermark(i);
+      if (w > nodeWatermarkMs[i]) {
+        if (!finished) {
+          finishBundle();
+          finished = true;
+        }
+        nodeWatermarkMs[i] = w;
+        operators[i].onWatermark(new Instant(w));
+      }
+      nodeOutputMs[i] = Math.min(nodeWatermarkMs[i], operators[i].watermarkHold().getMillis());
     }
-    finishBundle();
-    long output = min;
-    for (Operator operator : operators) {
-      output = Math.min(output, operator.watermarkHold().getMillis());
-    }
-    if (output > outputWatermarkMs) {
-      outputWatermarkMs = output;
-      for (StreamWriter writer : writers) {
-        writer.sendWatermark(output);
+    if (finished || finishBundles) {
+      finishBundle();
+      for (int i = 0; i < operators.length; i++) { // finishBundle may have changed holds
+        if (!writerNodes[i]) {
+          nodeOutputMs[i] = Math.min(nodeWatermarkMs[i], operators[i].watermarkHold().getMillis());
+        }
       }
     }
+    long output = Long.MAX_VALUE;
+    for (int i = 0; i < operators.length; i++) {
+      if (!writerNodes[i]) {
+        continue;
+      }
+      long w = upstreamWatermark(i);
+      if (w > nodeWatermarkMs[i]) {
+        nodeWatermarkMs[i] = w;
+        ((StreamWriter) operators[i]).sendWatermark(w);
+      }
+      nodeOutputMs[i] = nodeWatermarkMs[i];
+      output = Math.min(output, nodeWatermarkMs[i]);
+    }
+    if (output != Long.MAX_VALUE && output > outputWatermarkMs) {
+      outputWatermarkMs = output;
+    }
+  }
+
+  private long upstreamWatermark(int node) {
+    long w = inputWatermarkMs;
+    for (int p : predecessors[node]) {
+      w = Math.min(w, nodeOutputMs[p]);
+    }
+    return w;
   }
 
   private void finishBundle() {

@@ -18,7 +18,7 @@ import org.apache.samza.system.IncomingMessageEnvelope;
  * <p>SHUFFLE streams encode the element's key once with the key coder, pick the partition from a
  * mixed hash of those bytes and pass the bytes along as the envelope key, so the consuming
  * GroupByKey does not encode the key again. FORWARD streams send producer partition p to consumer
- * partition p mod n.
+ * partition p mod n. BROADCAST streams (side inputs) send every element to every partition.
  *
  * <p>Threading: confined to the producing task's container thread.
  */
@@ -28,6 +28,7 @@ final class StreamWriter implements Operator {
   private final int producer;
   private final String taskName;
   private final boolean shuffle;
+  private final boolean broadcast;
   private final int forwardPartition;
   @SuppressWarnings("rawtypes")
   private final Coder keyCoder;
@@ -38,6 +39,7 @@ final class StreamWriter implements Operator {
     this.producer = producer;
     this.taskName = taskName;
     this.shuffle = stream.plan().kind() == StreamPlan.Kind.SHUFFLE;
+    this.broadcast = stream.plan().kind() == StreamPlan.Kind.BROADCAST;
     this.forwardPartition = producer % stream.partitionCount();
     this.keyCoder = stream.plan().keyCoder();
   }
@@ -47,6 +49,12 @@ final class StreamWriter implements Operator {
 
   @Override
   public void accept(WindowedValue<?> element) {
+    if (broadcast) {
+      for (int p = 0; p < stream.partitionCount(); p++) {
+        send(p, null, element); // by reference: every consumer task shares the element object
+      }
+      return;
+    }
     if (!shuffle) {
       send(forwardPartition, null, element);
       return;

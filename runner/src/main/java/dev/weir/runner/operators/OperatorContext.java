@@ -1,6 +1,7 @@
 package dev.weir.runner.operators;
 
 import dev.weir.runner.metrics.MetricsSwitch;
+import dev.weir.runner.state.ContainerState;
 import java.util.Map;
 import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -16,6 +17,7 @@ import org.apache.beam.sdk.values.TupleTag;
  * @param outputs the receiver per output tag; a tag with no consumer maps to nothing
  * @param metrics the container thread's metrics switch
  * @param stepMetrics this step's container for this task, or null if metrics are disabled
+ * @param state the container's state (storage + object cache), shared by the container's tasks
  */
 public record OperatorContext(
     PipelineOptions options,
@@ -23,7 +25,8 @@ public record OperatorContext(
     int partition,
     Map<TupleTag<?>, Receiver> outputs,
     MetricsSwitch metrics,
-    MetricsContainer stepMetrics) {
+    MetricsContainer stepMetrics,
+    ContainerState state) {
 
   /** The receiver of {@code tag}, or {@link Receiver#DISCARD} if nothing consumes it. */
   public Receiver output(TupleTag<?> tag) {

@@ -1,11 +1,18 @@
 package dev.weir.runner.operators;
 
+import dev.weir.runner.sideinput.SideInputs;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.DoFnRunner;
 import org.apache.beam.runners.core.DoFnRunners;
 import org.apache.beam.runners.core.NullSideInputReader;
+import org.apache.beam.runners.core.PushbackSideInputDoFnRunner;
+import org.apache.beam.runners.core.SideInputReader;
+import org.apache.beam.runners.core.SimplePushbackSideInputDoFnRunner;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.joda.time.Instant;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -22,8 +29,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A stateless, side-input-free ParDo (single or multi-output) run through runners-core's
- * {@link DoFnRunners#simpleRunner}.
+ * A stateless ParDo (single or multi-output) run through runners-core's
+ * {@link DoFnRunners#simpleRunner}, with side inputs if it has any.
+ *
+ * <p>Side inputs: the task feeds broadcast side-input elements and watermarks in through
+ * {@link SideInputConsumer}; {@link SideInputs} keeps them and materialises each view once per
+ * window. Main-input elements go through runners-core's
+ * {@link SimplePushbackSideInputDoFnRunner}: windows whose side inputs are not ready yet are
+ * pushed back (kept on the heap, in arrival order) and retried whenever a side-input watermark
+ * advances; the earliest pushed-back timestamp is this operator's {@link #watermarkHold()}, so
+ * the stage's output watermark waits for them. Side-input watermarks never hold the main input.
  *
  * <p>Each task gets its own DoFn instance (a serialized copy of the pipeline's), set up at open and
  * torn down at close, so that no DoFn instance is ever shared by two threads. Outputs are routed
@@ -35,7 +50,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: confined to the task's container thread.
  */
-public final class ParDoOperator<InT, OutT> implements Operator {
+public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsumer {
   private static final Logger LOG = LoggerFactory.getLogger(ParDoOperator.class);
 
   private final DoFn<InT, OutT> prototype;
@@ -46,6 +61,12 @@ public final class ParDoOperator<InT, OutT> implements Operator {
   private final WindowingStrategy<?, ?> windowingStrategy;
   private final DoFnSchemaInformation schemaInformation;
   private final Map<String, PCollectionView<?>> sideInputMapping;
+  private final List<PCollectionView<?>> sideInputViews;
+
+  private SideInputs sideInputs;
+  private PushbackSideInputDoFnRunner<InT, OutT> pushbackRunner;
+  private List<WindowedValue<InT>> pushedBack = new ArrayList<>();
+  private long pushedBackMinMs = Long.MAX_VALUE;
 
   private OperatorContext context;
   private DoFn<InT, OutT> fn;
@@ -65,7 +86,8 @@ public final class ParDoOperator<InT, OutT> implements Operator {
       Map<TupleTag<?>, Coder<?>> outputCoders,
       WindowingStrategy<?, ?> windowingStrategy,
       DoFnSchemaInformation schemaInformation,
-      Map<String, PCollectionView<?>> sideInputMapping) {
+      Map<String, PCollectionView<?>> sideInputMapping,
+      List<PCollectionView<?>> sideInputViews) {
     this.prototype = prototype;
     this.mainTag = mainTag;
     this.additionalTags = additionalTags;
@@ -74,6 +96,7 @@ public final class ParDoOperator<InT, OutT> implements Operator {
     this.windowingStrategy = windowingStrategy;
     this.schemaInformation = schemaInformation;
     this.sideInputMapping = sideInputMapping;
+    this.sideInputViews = sideInputViews;
   }
 
   @Override
@@ -92,10 +115,73 @@ public final class ParDoOperator<InT, OutT> implements Operator {
     } finally {
       context.metrics().swap(previous);
     }
+    SideInputReader reader = NullSideInputReader.empty();
+    if (!sideInputViews.isEmpty()) {
+      sideInputs = new SideInputs(sideInputViews);
+      reader = sideInputs;
+    }
     runner = DoFnRunners.simpleRunner(
-        context.options(), fn, NullSideInputReader.empty(), new Router(), mainTag, additionalTags,
+        context.options(), fn, reader, new Router(), mainTag, additionalTags,
         StatelessStepContext.INSTANCE, inputCoder, outputCoders, windowingStrategy,
         schemaInformation, sideInputMapping);
+    if (sideInputs != null) {
+      pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, sideInputs.views(), sideInputs);
+    }
+  }
+
+  @Override
+  public void acceptSideInput(int index, WindowedValue<?> element) {
+    sideInputs.add(index, element);
+  }
+
+  @Override
+  public void advanceSideInputWatermark(int index, long watermarkMs) {
+    if (!sideInputs.advanceWatermark(index, watermarkMs) || pushedBack.isEmpty()) {
+      return;
+    }
+    List<WindowedValue<InT>> retry = pushedBack;
+    pushedBack = new ArrayList<>();
+    pushedBackMinMs = Long.MAX_VALUE;
+    // The pushback runner remembers not-ready windows until its next startBundle: begin a new
+    // bundle so that the retry sees the side inputs' new readiness.
+    finishBundle();
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      startBundleIfNeeded();
+      for (WindowedValue<InT> element : retry) {
+        pushBack(pushbackRunner.processElementInReadyWindows(element));
+      }
+    } finally {
+      context.metrics().swap(previous);
+    }
+  }
+
+  private void pushBack(Iterable<WindowedValue<InT>> notReady) {
+    for (WindowedValue<InT> element : notReady) {
+      pushedBack.add(element);
+      pushedBackMinMs = Math.min(pushedBackMinMs, element.getTimestamp().getMillis());
+    }
+  }
+
+  @Override
+  public Instant watermarkHold() {
+    return pushedBackMinMs == Long.MAX_VALUE ? BoundedWindow.TIMESTAMP_MAX_VALUE : new Instant(pushedBackMinMs);
+  }
+
+  /** Number of main-input elements waiting for side inputs (for tests). */
+  public int pushedBackCount() {
+    return pushedBack.size();
+  }
+
+  private void startBundleIfNeeded() {
+    if (!inBundle) {
+      inBundle = true;
+      if (pushbackRunner != null) {
+        pushbackRunner.startBundle();
+      } else {
+        runner.startBundle();
+      }
+    }
   }
 
   @Override
@@ -103,11 +189,12 @@ public final class ParDoOperator<InT, OutT> implements Operator {
   public void accept(WindowedValue<?> element) {
     MetricsContainer previous = context.metrics().swap(stepMetrics);
     try {
-      if (!inBundle) {
-        inBundle = true;
-        runner.startBundle();
+      startBundleIfNeeded();
+      if (pushbackRunner == null) {
+        runner.processElement((WindowedValue<InT>) element);
+      } else {
+        pushBack(pushbackRunner.processElementInReadyWindows((WindowedValue<InT>) element));
       }
-      runner.processElement((WindowedValue<InT>) element);
     } finally {
       context.metrics().swap(previous);
     }
@@ -121,7 +208,11 @@ public final class ParDoOperator<InT, OutT> implements Operator {
     inBundle = false;
     MetricsContainer previous = context.metrics().swap(stepMetrics);
     try {
-      runner.finishBundle();
+      if (pushbackRunner != null) {
+        pushbackRunner.finishBundle();
+      } else {
+        runner.finishBundle();
+      }
     } finally {
       context.metrics().swap(previous);
     }

@@ -1,6 +1,5 @@
 package dev.weir.runner.state;
 
-import org.apache.beam.runners.core.InMemoryStateInternals;
 import org.apache.beam.runners.core.StateInternals;
 
 /**
@@ -17,11 +16,11 @@ public final class KeyContext<K> {
   final StateInternals state;
   int pendingTimers;
 
-  /** Creates the context of {@code key}, identified by its encoding {@code id}, with empty state. */
-  public KeyContext(K key, ByteKey id) {
+  /** Creates the context of {@code key}, identified by its encoding {@code id}, with its state. */
+  public KeyContext(K key, ByteKey id, StateInternals state) {
     this.key = key;
     this.id = id;
-    this.state = InMemoryStateInternals.forKey(key);
+    this.state = state;
   }
 
   /** The key object. */

@@ -78,10 +78,22 @@ public final class KeyedTimers implements TimerInternals {
 
   /** Sets the input watermark reported to runners-core; the output watermark follows it. */
   public void advanceInputWatermark(Instant watermark) {
+    advanceInputWatermark(watermark, BoundedWindow.TIMESTAMP_MAX_VALUE);
+  }
+
+  /**
+   * Sets the input watermark reported to runners-core and the output watermark to the input
+   * watermark lowered by {@code hold} (the operator's earliest watermark hold); the output
+   * watermark never goes back.
+   */
+  public void advanceInputWatermark(Instant watermark, Instant hold) {
     if (watermark.isAfter(inputWatermark)) {
       inputWatermark = watermark;
     }
-    outputWatermark = inputWatermark;
+    Instant output = hold.isBefore(inputWatermark) ? hold : inputWatermark;
+    if (output.isAfter(outputWatermark)) {
+      outputWatermark = output;
+    }
   }
 
   /** Sets the processing time reported to runners-core (the run loop's clock). */

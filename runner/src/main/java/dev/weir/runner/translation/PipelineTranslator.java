@@ -26,6 +26,13 @@ import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.Impulse;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.Combine;
+import org.apache.beam.runners.core.SystemReduceFn;
+import org.apache.beam.sdk.util.AppliedCombineFn;
+import dev.weir.runner.operators.AccumulatorMergingFn;
+import dev.weir.runner.operators.PartialCombineOperator;
+import org.apache.beam.sdk.transforms.View;
+import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import org.apache.beam.sdk.transforms.windowing.Window;
@@ -42,14 +49,17 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * Walks a (already overridden) Beam pipeline in topological order and builds the {@link JobPlan}.
  *
  * <p>Fusion rule: a transform joins the stage that produces its input, except where data must be
- * redistributed: a GroupByKey starts a new stage of {@code --parallelism} partitions fed by a
+ * redistributed: a lifted Combine.perKey (see {@link #liftCombine}) fuses a partial combine into
+ * the producing stage and starts a merging stage; a GroupByKey starts a new stage of {@code --parallelism} partitions fed by a
  * SHUFFLE stream (key-hash partitioned); a Flatten whose inputs come from different stages starts
- * a new stage fed by one FORWARD stream per input. Sources (Impulse, Read) start stages with one
- * partition per split.
+ * a new stage fed by one FORWARD stream per input; a ParDo with side inputs starts a new stage fed
+ * by a FORWARD stream (main input) and one BROADCAST stream per view, from the stage producing the
+ * view's PCollection ({@code View.CreatePCollectionView} itself translates to nothing). Sources
+ * (Impulse, Read) start stages with one partition per split.
  *
  * <p>Anything else fails here, at {@code run()}, with an {@link UnsupportedOperationException}
- * naming the transform's full name and URN. Not yet supported: side inputs, stateful and
- * splittable (unbounded) DoFns, TestStream.
+ * naming the transform's full name and URN. Not yet supported: stateful and splittable (unbounded)
+ * DoFns, TestStream.
  *
  * <p>Threading: used once, on the thread that called {@code run()}.
  */
@@ -80,6 +90,69 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
   }
 
   @Override
+  public CompositeBehavior enterCompositeTransform(TransformHierarchy.Node node) {
+    if (node.getTransform() instanceof Combine.PerKey<?, ?, ?> perKey && liftCombine(node, perKey)) {
+      return CompositeBehavior.DO_NOT_ENTER_TRANSFORM;
+    }
+    return CompositeBehavior.ENTER_TRANSFORM;
+  }
+
+  /**
+   * Combiner lifting: translates a Combine.perKey as a partial combine fused into the producing
+   * stage (one accumulator per key and window per bundle), a shuffle of accumulators, and a
+   * GroupByKey whose reduce function merges accumulators. Only when that is equivalent: a plain
+   * {@link CombineFn} (no context, no side inputs), a non-merging WindowFn, and an accumulator
+   * coder. Otherwise the composite is expanded as usual (GroupByKey + Combine.GroupedValues).
+   *
+   * @return whether the composite was translated here
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private boolean liftCombine(TransformHierarchy.Node node, Combine.PerKey<?, ?, ?> perKey) {
+    if (!perKey.getSideInputs().isEmpty() || !(perKey.getFn() instanceof Combine.CombineFn<?, ?, ?> fn)
+        || node.getInputs().size() != 1 || node.getOutputs().size() != 1) {
+      return false;
+    }
+    PCollection<?> input = node.getInputs().values().iterator().next();
+    WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
+    if (!windowing.getWindowFn().isNonMerging() || !(input.getCoder() instanceof KvCoder<?, ?> kvCoder)) {
+      return false;
+    }
+    Coder accumulatorCoder;
+    try {
+      accumulatorCoder = ((Combine.CombineFn) fn).getAccumulatorCoder(input.getPipeline().getCoderRegistry(),
+          kvCoder.getValueCoder());
+    } catch (Exception e) {
+      return false; // no accumulator coder: cannot shuffle accumulators
+    }
+    Producer from = producers.get(input);
+    if (from == null) {
+      return false;
+    }
+    Coder keyCoder = kvCoder.getKeyCoder();
+    Combine.CombineFn combineFn = fn;
+    NodeSpec partial = from.stage().addNode(node.getFullName() + "/PartialCombine", "PartialCombine",
+        () -> new PartialCombineOperator(keyCoder, combineFn, windowing), null);
+    connect(from, partial);
+    partial.declareOutput(PARTIAL_TAG);
+    StagePlan stage = newStage(Math.max(1, options.getParallelism()), null);
+    StreamPlan stream = newStream(StreamPlan.Kind.SHUFFLE, from.stage(), stage, keyCoder, node);
+    NodeSpec writer = from.stage().addNode(stream.name(), "ShuffleWrite", null, stream);
+    connect(new Producer(from.stage(), partial.index(), PARTIAL_TAG), writer);
+    TupleTag outTag = singleOutputTag(node);
+    AccumulatorMergingFn merging = new AccumulatorMergingFn(combineFn, accumulatorCoder);
+    SystemReduceFn reduceFn = SystemReduceFn.combining(keyCoder,
+        AppliedCombineFn.withAccumulatorCoder(merging, accumulatorCoder));
+    NodeSpec merge = stage.addNode(node.getFullName(), "CombineMerge",
+        () -> new GroupByKeyOperator(keyCoder, accumulatorCoder, windowing, outTag, reduceFn), null);
+    stage.addInput(stream, merge.index());
+    registerOutputs(node, stage, merge);
+    return true;
+  }
+
+  /** Output tag of partial-combine nodes (internal to a stage). */
+  private static final TupleTag<Object> PARTIAL_TAG = new TupleTag<>("weir-partial-combine");
+
+  @Override
   public void visitPrimitiveTransform(TransformHierarchy.Node node) {
     PTransform<?, ?> transform = node.getTransform();
     if (transform instanceof Impulse) {
@@ -100,6 +173,13 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
       flatten(node);
     } else if (transform instanceof Window.Assign<?> assign) {
       windowAssign(node, assign);
+    } else if (transform instanceof View.CreatePCollectionView<?, ?>) {
+      // The view's data is its PCollection, broadcast to each consumer by parDo(); nothing runs here.
+      PCollection<?> input = mainInput(node);
+      Producer p = producerOf(input, node);
+      for (PCollection<?> out : node.getOutputs().values()) {
+        producers.put(out, p);
+      }
     } else {
       throw unsupported(node, "no translation for " + transform.getClass().getName());
     }
@@ -151,11 +231,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     if (signature.processElement().isSplittable()) {
       throw unsupported(node, "splittable DoFn is not supported here (only bounded SDFs, via expansion)");
     }
-    if (!parDo.getSideInputs().isEmpty()) {
-      throw unsupported(node, "side inputs are not supported yet");
-    }
     AppliedPTransform<?, ?, ?> applied = node.toAppliedPTransform(pipelineOf(node));
-    PCollection<?> input = mainInput(node);
+    PCollection<?> input = parDoMainInput(node, parDo);
     Map<TupleTag<?>, Coder<?>> outputCoders = new HashMap<>();
     for (Map.Entry<TupleTag<?>, PCollection<?>> e : node.getOutputs().entrySet()) {
       outputCoders.put(e.getKey(), e.getValue().getCoder());
@@ -168,11 +245,52 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     var sideInputMapping = ParDoTranslation.getSideInputMapping(applied);
     DoFn prototype = fn;
     Producer from = producerOf(input, node);
-    NodeSpec spec = from.stage().addNode(node.getFullName(), "ParDo",
+    List<PCollectionView<?>> views = new ArrayList<>(parDo.getSideInputs().values());
+    if (views.isEmpty()) {
+      NodeSpec spec = from.stage().addNode(node.getFullName(), "ParDo",
+          () -> new ParDoOperator(prototype, mainTag, additional, inputCoder, outputCoders,
+              windowing, schema, sideInputMapping, List.of()), null);
+      connect(from, spec);
+      registerOutputs(node, from.stage(), spec);
+      return;
+    }
+    // A ParDo with side inputs starts a stage: its main input arrives on a FORWARD stream, each
+    // view on a BROADCAST stream. Cutting here keeps the producer stages independent of the
+    // views (no stage waits for its own output), and the pushed-back elements' hold only holds
+    // what is downstream of this ParDo.
+    StagePlan stage = newStage(from.stage().partitions(), null);
+    NodeSpec spec = stage.addNode(node.getFullName(), "ParDo+SideInputs",
         () -> new ParDoOperator(prototype, mainTag, additional, inputCoder, outputCoders,
-            windowing, schema, sideInputMapping), null);
-    connect(from, spec);
-    registerOutputs(node, from.stage(), spec);
+            windowing, schema, sideInputMapping, views), null);
+    StreamPlan main = newStream(StreamPlan.Kind.FORWARD, from.stage(), stage, null, node);
+    NodeSpec mainWriter = from.stage().addNode(main.name(), "ForwardWrite", null, main);
+    connect(from, mainWriter);
+    stage.addInput(main, spec.index());
+    for (int i = 0; i < views.size(); i++) {
+      Producer viewProducer = producerOf(views.get(i).getPCollection(), node);
+      StreamPlan side = newStream(StreamPlan.Kind.BROADCAST, viewProducer.stage(), stage, null, node);
+      NodeSpec sideWriter = viewProducer.stage().addNode(side.name(), "BroadcastWrite", null, side);
+      connect(viewProducer, sideWriter);
+      stage.addSideInput(side, spec.index(), i);
+    }
+    registerOutputs(node, stage, spec);
+  }
+
+  private static PCollection<?> parDoMainInput(TransformHierarchy.Node node, ParDo.MultiOutput<?, ?> parDo) {
+    Map<TupleTag<?>, PValue> additional = parDo.getAdditionalInputs();
+    PCollection<?> main = null;
+    for (Map.Entry<TupleTag<?>, PCollection<?>> e : node.getInputs().entrySet()) {
+      if (!additional.containsKey(e.getKey())) {
+        if (main != null) {
+          throw unsupported(node, "more than one main input");
+        }
+        main = e.getValue();
+      }
+    }
+    if (main == null) {
+      throw unsupported(node, "no main input");
+    }
+    return main;
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -191,7 +309,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
     TupleTag outTag = singleOutputTag(node);
     NodeSpec gbk = stage.addNode(node.getFullName(), "GroupByKey",
-        () -> new GroupByKeyOperator(keyCoder, valueCoder, windowing, (TupleTag<KV<Object, Iterable<Object>>>) outTag),
+        () -> GroupByKeyOperator.grouping(keyCoder, valueCoder, windowing, (TupleTag<KV<Object, Iterable<Object>>>) outTag),
         null);
     stage.addInput(stream, gbk.index());
     registerOutputs(node, stage, gbk);
@@ -306,7 +424,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
   }
 
   private Pipeline pipelineOf(TransformHierarchy.Node node) {
-    return mainInput(node).getPipeline();
+    return node.getInputs().values().iterator().next().getPipeline();
   }
 
   /** The exception for a transform Weir cannot run: names the transform and its URN. */

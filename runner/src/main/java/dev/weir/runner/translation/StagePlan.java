@@ -18,8 +18,15 @@ public final class StagePlan {
    *
    * @param stream the stream
    * @param entryNode index of the node that receives the stream's elements
+   * @param sideInput for a side-input (broadcast) stream, the view's index in the entry node's
+   *     side-input list; -1 for a main input
    */
-  public record Input(StreamPlan stream, int entryNode) {}
+  public record Input(StreamPlan stream, int entryNode, int sideInput) {
+    /** Whether this input carries a side input (its watermark does not hold the main input). */
+    public boolean isSideInput() {
+      return sideInput >= 0;
+    }
+  }
 
   private final int id;
   private final int partitions;
@@ -40,7 +47,11 @@ public final class StagePlan {
   }
 
   void addInput(StreamPlan stream, int entryNode) {
-    inputs.add(new Input(stream, entryNode));
+    inputs.add(new Input(stream, entryNode, -1));
+  }
+
+  void addSideInput(StreamPlan stream, int entryNode, int sideInput) {
+    inputs.add(new Input(stream, entryNode, sideInput));
   }
 
   /** Index of the stage within the plan. */

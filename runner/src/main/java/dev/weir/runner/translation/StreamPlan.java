@@ -21,7 +21,9 @@ public record StreamPlan(int id, String name, Kind kind, StagePlan producer, Sta
     /** By a hash of the encoded key, so that all values of a key meet in one task. */
     SHUFFLE,
     /** Producer partition p writes to consumer partition p mod n: no repartitioning. */
-    FORWARD
+    FORWARD,
+    /** Every element goes to every partition (side inputs). */
+    BROADCAST
   }
 
   /** Number of partitions, i.e. of consumer tasks. */

@@ -1,0 +1,158 @@
+package dev.weir.runner.sideinput;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.runners.core.InMemoryMultimapSideInputView;
+import org.apache.beam.runners.core.ReadyCheckingSideInputReader;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.transforms.Materializations;
+import org.apache.beam.sdk.transforms.ViewFn;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollectionView;
+import org.apache.beam.sdk.values.WindowedValue;
+
+/**
+ * The side inputs of one ParDo task: the contents of every view per window, as broadcast to this
+ * task, and each view's side-input watermark.
+ *
+ * <p><b>Readiness.</b> The view of window {@code w} is ready once the view's side-input watermark
+ * (the minimum over the producers of the broadcast stream) has passed {@code w.maxTimestamp()}:
+ * then every element of that window has arrived (late data excepted). A window with no data at
+ * all is ready the same way and reads as the ViewFn of an empty view (e.g. a singleton's default).
+ *
+ * <p><b>Materialisation.</b> {@link #get} applies the view's {@link ViewFn} once per (view,
+ * window) and caches the result; new data for that window drops the cached value, so the next
+ * read rebuilds it. A main-input element therefore pays a hash lookup per side-input read,
+ * whatever the size of the view (Beam's {@code SideInputHandler} rebuilt a map side input on every
+ * read, which made Nexmark's side-input join slow on Beam's Samza runner).
+ *
+ * <p><b>Memory.</b> The contents are kept on the heap, by reference (the in-process broadcast
+ * hands every consumer task the same element objects). Windows are not garbage-collected yet.
+ *
+ * <p>Threading: confined to the owning task's container thread.
+ */
+public final class SideInputs implements ReadyCheckingSideInputReader {
+  private static final Object NULL_VIEW = new Object();
+
+  /** What is known about one view. */
+  private static final class View {
+    final PCollectionView<?> view;
+    final boolean multimap;
+    final Coder<?> keyCoder;
+    final Map<BoundedWindow, List<Object>> contents = new HashMap<>();
+    final Map<BoundedWindow, Object> materialized = new HashMap<>();
+    long watermarkMs = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
+
+    View(PCollectionView<?> view) {
+      this.view = view;
+      String urn = view.getViewFn().getMaterialization().getUrn();
+      this.multimap = Materializations.MULTIMAP_MATERIALIZATION_URN.equals(urn);
+      if (!multimap && !Materializations.ITERABLE_MATERIALIZATION_URN.equals(urn)) {
+        throw new UnsupportedOperationException("side input materialization " + urn + " is not supported");
+      }
+      Coder<?> coder = view.getPCollection().getCoder();
+      this.keyCoder = multimap ? ((KvCoder<?, ?>) coder).getKeyCoder() : null;
+    }
+  }
+
+  private final View[] views;
+
+  /** @param views the ParDo's side inputs, in the order of their broadcast streams */
+  public SideInputs(List<PCollectionView<?>> views) {
+    this.views = new View[views.size()];
+    for (int i = 0; i < this.views.length; i++) {
+      this.views[i] = new View(views.get(i));
+    }
+  }
+
+  /** The views, in index order. */
+  public List<PCollectionView<?>> views() {
+    List<PCollectionView<?>> result = new ArrayList<>(views.length);
+    for (View v : views) {
+      result.add(v.view);
+    }
+    return result;
+  }
+
+  /** Adds one broadcast element of view {@code index} to each of its windows. */
+  public void add(int index, WindowedValue<?> element) {
+    View v = views[index];
+    for (BoundedWindow window : element.getWindows()) {
+      v.contents.computeIfAbsent(window, w -> new ArrayList<>()).add(element.getValue());
+      v.materialized.remove(window);
+    }
+  }
+
+  /**
+   * Advances the side-input watermark of view {@code index}.
+   *
+   * @return whether it advanced (so that pushed-back elements may now be ready)
+   */
+  public boolean advanceWatermark(int index, long watermarkMs) {
+    View v = views[index];
+    if (watermarkMs <= v.watermarkMs) {
+      return false;
+    }
+    v.watermarkMs = watermarkMs;
+    return true;
+  }
+
+  private View find(PCollectionView<?> view) {
+    for (View v : views) { // few views: a scan beats hashing the tag
+      if (v.view == view) {
+        return v;
+      }
+    }
+    for (View v : views) {
+      if (v.view.getTagInternal().equals(view.getTagInternal())) {
+        return v;
+      }
+    }
+    throw new IllegalArgumentException("unknown side input " + view);
+  }
+
+  @Override
+  public boolean isReady(PCollectionView<?> view, BoundedWindow window) {
+    return find(view).watermarkMs > window.maxTimestamp().getMillis();
+  }
+
+  @Override
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public <T> T get(PCollectionView<T> view, BoundedWindow window) {
+    View v = find(view);
+    Object cached = v.materialized.get(window);
+    if (cached == null) {
+      List<Object> contents = v.contents.getOrDefault(window, List.of());
+      ViewFn fn = view.getViewFn();
+      Object value;
+      if (v.multimap) {
+        List<KV<Object, Object>> kvs = (List) contents;
+        value = fn.apply(InMemoryMultimapSideInputView.fromIterable((Coder) v.keyCoder, kvs));
+      } else {
+        value = fn.apply((Materializations.IterableView<Object>) () -> contents);
+      }
+      cached = value == null ? NULL_VIEW : value;
+      v.materialized.put(window, cached);
+    }
+    return cached == NULL_VIEW ? null : (T) cached;
+  }
+
+  @Override
+  public <T> boolean contains(PCollectionView<T> view) {
+    for (View v : views) {
+      if (v.view == view || v.view.getTagInternal().equals(view.getTagInternal())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public boolean isEmpty() {
+    return views.length == 0;
+  }
+}

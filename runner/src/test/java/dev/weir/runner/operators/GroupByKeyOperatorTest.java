@@ -1,0 +1,65 @@
+package dev.weir.runner.operators;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.runner.metrics.MetricsSwitch;
+import dev.weir.runner.state.ContainerState;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.coders.VarIntCoder;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.FixedWindows;
+import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
+import org.apache.beam.sdk.transforms.windowing.PaneInfo;
+import org.apache.beam.sdk.transforms.windowing.TimestampCombiner;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.TupleTag;
+import org.apache.beam.sdk.values.WindowedValue;
+import org.apache.beam.sdk.values.WindowedValues;
+import org.apache.beam.sdk.values.WindowingStrategy;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+import org.junit.jupiter.api.Test;
+
+/** The GroupByKey operator's watermark hold and output, driven directly (no executor). */
+class GroupByKeyOperatorTest {
+
+  @Test
+  void holdsTheOutputWatermarkAtBufferedElementsUntilTheWindowFires() {
+    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
+        .withTimestampCombiner(TimestampCombiner.EARLIEST);
+    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
+        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    List<WindowedValue<?>> out = new ArrayList<>();
+    try (ContainerState state = ContainerState.inMemory(1000)) {
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add),
+          new MetricsSwitch(new MetricsContainerImpl(null)), null, state));
+      IntervalWindow w = new IntervalWindow(new Instant(0), new Instant(10));
+      gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(7), w, PaneInfo.NO_FIRING));
+      gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(4), w, PaneInfo.NO_FIRING));
+      gbk.finishBundle();
+      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(4));
+
+      gbk.onWatermark(new Instant(5));
+      assertThat(out).isEmpty();
+      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(4));
+
+      gbk.onWatermark(new Instant(10));
+      gbk.finishBundle();
+      assertThat(out).hasSize(1);
+      assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(4));
+      @SuppressWarnings("unchecked")
+      KV<String, Iterable<Integer>> group = (KV<String, Iterable<Integer>>) out.get(0).getValue();
+      assertThat(group.getValue()).containsExactlyInAnyOrder(1, 2);
+      assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
+      assertThat(state.commits()).isZero(); // commits are the container's business
+      state.commitIfRequested();
+      assertThat(state.commits()).isEqualTo(1);
+    }
+  }
+}
