@@ -1,0 +1,367 @@
+// Role: executes one RunSpec as a child JVM (one runner's classpath + the harness main), enforces
+// the per-run timeout by killing the whole process tree, and turns the child's perf JSON, process
+// facts and log into a RunRecord.
+// Threading: called from the driver's main thread, one run at a time (runs never overlap, so they
+// do not compete for the two cores); the child's output goes straight to a file, no pump threads.
+package dev.weir.nexmark.driver;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+/**
+ * Starts and measures one benchmark run. Files per run (in its run directory): {@code output.log}
+ * (child stdout+stderr), {@code perf.json} (Nexmark's --perfFilename), {@code harness.json}
+ * (process facts). Timeout in seconds.
+ */
+public final class ChildRun {
+  /** Log lines that mention errors but are known to be harmless. */
+  private static final Pattern BENIGN = Pattern.compile(
+      "MetricsReader - Failed to get metric|Hadoop FS is not available|ErrorReportingRunnable"
+          + "|errors\\s*[:=]\\s*\\[\\]|NoClassDefFoundError: org/apache/hadoop");
+  private static final Pattern ERROR_LINE = Pattern.compile(
+      "(^|\\W)(ERROR|FATAL|SEVERE)\\W|Exception|Error:|Error\\b");
+
+  private final SuiteLayout layout;
+  private final int cores;
+  private final long timeoutSec;
+  private final List<String> passthrough;
+  private final boolean assertCorrectness;
+  private final String profilingNote;
+  private final ObjectMapper json = new ObjectMapper();
+  /** Frozen classpaths per runner (see ClasspathSnapshot); runners not in it read the build's file. */
+  private final Map<RunnerKind, String> classpaths = new java.util.EnumMap<>(RunnerKind.class);
+  private final Map<RunnerKind, Path> classpathFiles = new java.util.EnumMap<>(RunnerKind.class);
+
+  /**
+   * @param passthrough Beam/Nexmark options after {@code --}, applied last (they win)
+   * @param profilingNote recorded in each run when --profile was given, else null
+   */
+  public ChildRun(SuiteLayout layout, int cores, long timeoutSec, List<String> passthrough,
+                  boolean assertCorrectness, String profilingNote) {
+    this.layout = layout;
+    this.cores = cores;
+    this.timeoutSec = timeoutSec;
+    this.passthrough = List.copyOf(passthrough);
+    this.assertCorrectness = assertCorrectness;
+    this.profilingNote = profilingNote;
+  }
+
+  /**
+   * Uses {@code classpath} (also stored in {@code file}) for every run of {@code runner} instead
+   * of the build's classpath file.
+   */
+  public void useClasspath(RunnerKind runner, String classpath, Path file) {
+    classpaths.put(runner, classpath);
+    classpathFiles.put(runner, file);
+  }
+
+  /** The options a run gets, in order: Nexmark's, the runner's, the sweep's, the pass-through. */
+  public Map<String, String> options(RunSpec spec, Path runDir) {
+    Map<String, String> o = new LinkedHashMap<>();
+    o.put("query", String.valueOf(spec.query()));
+    o.put("numEvents", String.valueOf(spec.events()));
+    if (spec.runner() != RunnerKind.BARE) {
+      o.put("streaming", String.valueOf(spec.streaming()));
+      o.put("manageResources", "false");
+      o.put("monitorJobs", "true");
+      o.put("sourceType", "DIRECT");
+      o.put("sinkType", "DEVNULL");
+      o.put("exportSummaryToBigQuery", "false");
+      o.put("isRateLimited", "false");
+      o.put("streamTimeout", "60");
+      o.put("cancelStreamingJobAfterFinish", "true");
+      // No --outputPath for Q10: with one, Nexmark 2.76's Query10 fails on every runner
+      // ("Disabled after removal of GcsIOChannelFactory"); without, it logs instead of writing.
+      if (assertCorrectness) {
+        o.put("assertCorrectness", "true");
+      }
+    }
+    o.putAll(spec.runner().runnerOptions(cores, runDir));
+    o.putAll(spec.sweep());
+    for (String arg : passthrough) {
+      String a = arg.startsWith("--") ? arg.substring(2) : arg;
+      int eq = a.indexOf('=');
+      if (eq < 0) {
+        o.put(a, null);
+      } else {
+        o.put(a.substring(0, eq), a.substring(eq + 1));
+      }
+    }
+    o.put("perfFilename", runDir.resolve("perf.json").toString());
+    return o;
+  }
+
+  /** The full child command line. */
+  public List<String> command(RunSpec spec, Path runDir, String classpath) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xms1g");
+    cmd.add("-Xmx4g");
+    cmd.addAll(spec.runner().jvmFlags());
+    cmd.add("-D" + "weir.harness.out=" + runDir.resolve("harness.json"));
+    cmd.add("-cp");
+    cmd.add(classpath);
+    cmd.add(spec.runner().mainClass());
+    for (Map.Entry<String, String> e : options(spec, runDir).entrySet()) {
+      cmd.add(e.getValue() == null ? "--" + e.getKey() : "--" + e.getKey() + "=" + e.getValue());
+    }
+    return cmd;
+  }
+
+  /** Runs the spec to completion or timeout; never throws for a failed run. */
+  public RunRecord run(RunSpec spec, Path runDir) {
+    RunRecord r = new RunRecord();
+    r.runner = spec.runner().id();
+    r.query = spec.query();
+    r.queryName = QuerySet.name(spec.query());
+    r.mode = spec.mode();
+    r.events = spec.events();
+    r.repeat = spec.repeat();
+    r.sweep.putAll(spec.sweep());
+    r.runDir = runDir.toString();
+    r.profiling = profilingNote;
+    Map<String, Object> cfg = new LinkedHashMap<>();
+    cfg.put("options", spec.runner().runnerOptions(cores, runDir));
+    cfg.put("notes", spec.runner().notes(cores));
+    r.runnerConfig = cfg;
+    r.correctness = "none";
+
+    String classpath;
+    try {
+      Files.createDirectories(runDir);
+      classpath = classpaths.containsKey(spec.runner())
+          ? classpaths.get(spec.runner()) : layout.classpath(spec.runner());
+    } catch (IOException | IllegalStateException e) {
+      r.status = RunRecord.FAILED;
+      r.firstErrorLine = e.getMessage();
+      return r;
+    }
+    List<String> cmd = command(spec, runDir, classpath);
+    r.command = abbreviateClasspath(cmd, spec.runner());
+    writeScript(runDir, cmd);
+    Path log = runDir.resolve("output.log");
+    long t0 = System.nanoTime();
+    Process p;
+    try {
+      p = new ProcessBuilder(cmd).directory(runDir.toFile()).redirectErrorStream(true)
+          .redirectOutput(log.toFile()).start();
+    } catch (IOException e) {
+      r.status = RunRecord.FAILED;
+      r.firstErrorLine = "cannot start child JVM: " + e.getMessage();
+      return r;
+    }
+    boolean finished;
+    try {
+      finished = p.waitFor(timeoutSec, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      finished = false;
+    }
+    if (!finished) {
+      killTree(p);
+    }
+    r.wallSec = (System.nanoTime() - t0) / 1e9;
+    readFacts(r, runDir.resolve("harness.json"));
+    JsonNode perf = readPerf(runDir.resolve("perf.json"));
+    if (perf != null) {
+      r.eventsPerSec = positiveOrNull(perf.path("eventsPerSec"));
+      r.runtimeSec = positiveOrNull(perf.path("runtimeSec"));
+      JsonNode nr = perf.path("numResults");
+      if (nr.isNumber() && nr.asLong() >= 0) {
+        r.numResults = nr.asLong();
+        r.resultsPerSec = perf.path("resultsPerSec").asDouble(-1) >= 0 ? perf.path("resultsPerSec").asDouble() : null;
+      } else if (r.eventsPerSec != null) {
+        // Nexmark reports -1 when the results counter does not exist, i.e. the query emitted
+        // nothing (the events counter worked, so metrics do): that is zero results.
+        r.numResults = 0L;
+        r.resultsPerSec = 0.0;
+      }
+      for (JsonNode e : perf.path("errors")) {
+        r.nexmarkErrors.add(e.asText());
+      }
+    }
+    if (!finished) {
+      r.status = RunRecord.TIMEOUT;
+      r.exitStatus = null;
+      String last = lastLine(log);
+      r.firstErrorLine = "timed out after " + timeoutSec + " s; process tree killed"
+          + (last == null ? "" : "; last log line: " + last);
+      return r;
+    }
+    r.exitStatus = p.exitValue();
+    if (r.exitStatus != 0) {
+      r.status = RunRecord.FAILED;
+      r.firstErrorLine = firstNonNull(r.firstErrorLine, firstErrorLine(log),
+          "exit status " + r.exitStatus);
+    } else if (!r.nexmarkErrors.isEmpty()) {
+      r.status = RunRecord.FAILED;
+      r.firstErrorLine = "Nexmark reported: " + r.nexmarkErrors.get(0);
+    } else if (r.eventsPerSec == null || r.numResults == null) {
+      r.status = RunRecord.FAILED;
+      r.firstErrorLine = firstNonNull(firstErrorLine(log),
+          perf == null ? "no perf file written (Nexmark measured nothing)"
+              : "Nexmark reported no throughput (metrics missing?)");
+    } else {
+      r.status = RunRecord.OK;
+      r.firstErrorLine = null;
+    }
+    if (assertCorrectness && spec.runner() != RunnerKind.BARE && Correctness.hasModel(spec.query())) {
+      Correctness.fromAssertion(r, log);
+    }
+    return r;
+  }
+
+  private void readFacts(RunRecord r, Path harnessJson) {
+    JsonNode h = readJson(harnessJson);
+    if (h == null) {
+      return;
+    }
+    r.cpuSeconds = positiveOrNull(h.path("cpuSeconds"));
+    r.peakRssBytes = h.path("peakRssBytes").asLong(-1) > 0 ? h.path("peakRssBytes").asLong() : null;
+    r.gcTimeMs = h.path("gcTimeMs").isNumber() ? h.path("gcTimeMs").asLong() : null;
+    r.gcCount = h.path("gcCount").isNumber() ? h.path("gcCount").asLong() : null;
+    if (h.has("jvm")) {
+      r.childJvm = new LinkedHashMap<>();
+      h.get("jvm").fields().forEachRemaining(e -> {
+        if (!"inputArguments".equals(e.getKey())) {
+          r.childJvm.put(e.getKey(), e.getValue().isNumber() ? e.getValue().numberValue() : e.getValue().asText());
+        }
+      });
+    }
+    if (h.hasNonNull("error")) {
+      r.firstErrorLine = h.get("error").asText();
+    }
+  }
+
+  /**
+   * Nexmark appends to --perfFilename: comment lines, the configuration as JSON, then the perf
+   * JSON (the one with "eventsPerSec"). Returns the last perf object, or null.
+   */
+  JsonNode readPerf(Path p) {
+    if (!Files.isRegularFile(p)) {
+      return null;
+    }
+    JsonNode found = null;
+    try {
+      for (String line : Files.readAllLines(p, StandardCharsets.UTF_8)) {
+        String t = line.trim();
+        if (t.startsWith("{") && t.contains("\"eventsPerSec\"")) {
+          found = json.readTree(t);
+        }
+      }
+      if (found == null) {
+        JsonNode whole = readJson(p); // a single pretty-printed document (the bare runner's)
+        if (whole != null && whole.has("eventsPerSec")) {
+          found = whole;
+        }
+      }
+    } catch (IOException e) {
+      return found;
+    }
+    return found;
+  }
+
+  private JsonNode readJson(Path p) {
+    try {
+      return Files.isRegularFile(p) && Files.size(p) > 0 ? json.readTree(p.toFile()) : null;
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  private static Double positiveOrNull(JsonNode n) {
+    return n.isNumber() && n.asDouble() > 0 && Double.isFinite(n.asDouble()) ? n.asDouble() : null;
+  }
+
+  /** The first line of the log that looks like an error and is not known to be harmless. */
+  static String firstErrorLine(Path log) {
+    try (BufferedReader in = Files.newBufferedReader(log, StandardCharsets.UTF_8)) {
+      String line;
+      while ((line = in.readLine()) != null) {
+        if (ERROR_LINE.matcher(line).find() && !BENIGN.matcher(line).find()
+            && !line.startsWith("\tat ")) {
+          return truncate(line.trim());
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+    return null;
+  }
+
+  private static String lastLine(Path log) {
+    try {
+      List<String> lines = Files.readAllLines(log, StandardCharsets.ISO_8859_1);
+      for (int i = lines.size() - 1; i >= 0; i--) {
+        if (!lines.get(i).isBlank()) {
+          return truncate(lines.get(i).trim());
+        }
+      }
+    } catch (IOException e) {
+      return null;
+    }
+    return null;
+  }
+
+  private static String truncate(String s) {
+    return s.length() > 400 ? s.substring(0, 400) + "..." : s;
+  }
+
+  private static String firstNonNull(String... s) {
+    for (String x : s) {
+      if (x != null) {
+        return x;
+      }
+    }
+    return null;
+  }
+
+  /** Kills the child and all its descendants, children first. */
+  static void killTree(Process p) {
+    p.descendants().forEach(ProcessHandle::destroyForcibly);
+    p.destroyForcibly();
+    try {
+      p.waitFor(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * The command as recorded: the classpath (hundreds of jars) replaced by the shell expression that
+   * reads it, {@code $(cat .../classpath.txt)}; the file holds exactly the classpath used.
+   */
+  private List<String> abbreviateClasspath(List<String> cmd, RunnerKind runner) {
+    List<String> out = new ArrayList<>(cmd);
+    int i = out.indexOf("-cp");
+    if (i >= 0 && i + 1 < out.size()) {
+      out.set(i + 1, "$(cat " + classpathFiles.getOrDefault(runner, layout.classpathFile(runner)) + ")");
+    }
+    return out;
+  }
+
+  /** Writes the exact command as a re-runnable shell script into the run directory. */
+  private static void writeScript(Path runDir, List<String> cmd) {
+    StringBuilder sb = new StringBuilder("#!/usr/bin/env bash\n# The exact command of this run.\ncd \"$(dirname \"$0\")\"\n");
+    for (int i = 0; i < cmd.size(); i++) {
+      sb.append(i == 0 ? "" : " \\\n  ").append('\'').append(cmd.get(i).replace("'", "'\\''")).append('\'');
+    }
+    sb.append('\n');
+    try {
+      Files.writeString(runDir.resolve("command.sh"), sb.toString());
+    } catch (IOException e) {
+      // only a convenience copy; results.json has the command too
+    }
+  }
+}

@@ -1,0 +1,283 @@
+// Role: the `weir nexmark` subcommand: parses options, plans the runs (sweep values x modes x
+// queries x runners x repeats, runners innermost so that each query's runners run close together
+// in time under the same machine load), runs them one by one as child JVMs, then writes
+// results.json, results.csv, runner-config.json and prints the summary table.
+// Threading: everything on the main thread; one child JVM at a time.
+package dev.weir.nexmark.driver;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * Runs Beam's Nexmark queries on several runners, each run in its own JVM, and writes the results
+ * to {@code <out>/<timestamp>/}. Exit status 0 when the suite ran (failed runs are results, not
+ * errors), 2 on bad options.
+ */
+@Command(name = "nexmark", mixinStandardHelpOptions = true,
+    description = {
+      "Runs Beam's Nexmark queries on the given runners, one JVM per run, and writes "
+          + "results.json, results.csv and a summary table.",
+      "Options after -- are passed to Nexmark/Beam untouched (and win over the driver's)."
+    })
+public final class NexmarkCommand implements Callable<Integer> {
+  /**
+   * Default event count. Sized for the whole default suite (15 queries x direct, flink, weir,
+   * streaming) to take about 15 minutes on 2 cores; the reasoning is in bin/weir.
+   */
+  public static final long DEFAULT_EVENTS = 50_000;
+  /** Default per-run budget in seconds; see bin/weir. */
+  public static final long DEFAULT_TIMEOUT_SEC = 150;
+
+  @Option(names = "--runners", split = ",", defaultValue = "direct,flink,weir",
+      description = "Runners: direct, flink, weir, bare (bare: Q0-Q2 only). Default: ${DEFAULT-VALUE}.")
+  List<String> runners;
+
+  @Option(names = "--queries", defaultValue = "0-14",
+      description = "Query numbers, ranges and lists, e.g. 0-14 or 0,3,5-7 (Beam numbering: "
+          + "13 BOUNDED_SIDE_INPUT_JOIN, 14 SESSION_SIDE_INPUT_JOIN). Default: ${DEFAULT-VALUE}.")
+  String queries;
+
+  @Option(names = "--modes", split = ",", defaultValue = "streaming",
+      description = "streaming and/or batch. Default: ${DEFAULT-VALUE}.")
+  List<String> modes;
+
+  @Option(names = "--events", defaultValue = "" + DEFAULT_EVENTS,
+      description = "Nexmark numEvents per run. Default: ${DEFAULT-VALUE}.")
+  long events;
+
+  @Option(names = "--repeat", defaultValue = "1",
+      description = "Runs per point; the summary uses the median. Default: ${DEFAULT-VALUE}.")
+  int repeat;
+
+  @Option(names = "--timeout-per-run", defaultValue = "" + DEFAULT_TIMEOUT_SEC,
+      description = "Seconds before a run's process tree is killed (status timeout). Default: ${DEFAULT-VALUE}.")
+  long timeoutPerRun;
+
+  @Option(names = "--out", description = "Results root; a <timestamp> folder is made inside. "
+      + "Default: <repo>/results.")
+  Path out;
+
+  @Option(names = "--profile", description = "Profile every run (not yet available; recorded as such).")
+  boolean profile;
+
+  @Option(names = "--sweep", paramLabel = "NAME=v1,v2,...",
+      description = "Vary one runner or Nexmark option across values, each its own run "
+          + "(e.g. maxBundleSize=100,1000 or avgBidByteSize=100,1000). Repeatable: cartesian product.")
+  List<String> sweeps = new ArrayList<>();
+
+  @Option(names = "--assert-correctness",
+      description = "Add Nexmark's --assertCorrectness (model check, Q0-Q9, Q13, Q14). Changes the "
+          + "pipeline (results made bounded + PAssert), so throughput is not comparable; a pass "
+          + "records correct=true, a failure null (the check also fails on Direct and Flink here).")
+  boolean assertCorrectness;
+
+  @Option(names = "--cores", description = "Parallelism given to Flink and Weir, threads of bare. "
+      + "Default: available processors.")
+  Integer cores;
+
+  @Parameters(paramLabel = "-- NEXMARK_OPTIONS", arity = "0..*",
+      description = "Beam/Nexmark options (--name=value) passed through untouched.")
+  List<String> passthrough = new ArrayList<>();
+
+  /** The plan for the current options; exposed for tests. */
+  List<RunSpec> plan() {
+    List<Integer> qs = QuerySet.parse(queries);
+    List<RunnerKind> rs = new ArrayList<>();
+    for (String r : runners) {
+      RunnerKind k = RunnerKind.of(r);
+      if (!rs.contains(k)) {
+        rs.add(k);
+      }
+    }
+    List<String> ms = new ArrayList<>();
+    for (String m : modes) {
+      String mm = m.trim().toLowerCase(Locale.ROOT);
+      if (!mm.equals("streaming") && !mm.equals("batch")) {
+        throw new IllegalArgumentException("unknown mode '" + m + "' (streaming, batch)");
+      }
+      if (!ms.contains(mm)) {
+        ms.add(mm);
+      }
+    }
+    if (events <= 0) {
+      throw new IllegalArgumentException("--events must be positive");
+    }
+    if (repeat < 1) {
+      throw new IllegalArgumentException("--repeat must be at least 1");
+    }
+    List<Sweep> parsed = new ArrayList<>();
+    for (String s : sweeps) {
+      parsed.add(Sweep.parse(s));
+    }
+    for (String p : passthrough) {
+      if (!p.startsWith("--")) {
+        throw new IllegalArgumentException("pass-through options must look like --name=value: '" + p + "'");
+      }
+    }
+    List<RunSpec> plan = new ArrayList<>();
+    for (Map<String, String> combo : Sweep.combinations(parsed)) {
+      for (String mode : ms) {
+        for (int q : qs) {
+          for (int rep = 1; rep <= repeat; rep++) {
+            for (RunnerKind r : rs) {
+              if (r.supports(q)) {
+                plan.add(new RunSpec(r, q, mode, events, combo, rep));
+              }
+            }
+          }
+        }
+      }
+    }
+    return plan;
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    List<RunSpec> plan;
+    try {
+      plan = plan();
+    } catch (IllegalArgumentException e) {
+      System.err.println("weir nexmark: " + e.getMessage());
+      return 2;
+    }
+    if (timeoutPerRun <= 0) {
+      System.err.println("weir nexmark: --timeout-per-run must be positive");
+      return 2;
+    }
+    SuiteLayout layout = SuiteLayout.discover();
+    int parallelism = cores != null && cores > 0 ? cores : Runtime.getRuntime().availableProcessors();
+    Instant started = Instant.now();
+    Path root = out != null ? out : layout.home().resolve("results");
+    String stamp = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(started);
+    Path dir = root.resolve(stamp);
+    for (int i = 1; Files.exists(dir); i++) {
+      dir = root.resolve(stamp + "-" + i);
+    }
+    Files.createDirectories(dir.resolve("runs"));
+    String profilingNote = profile ? "profiling not yet available (the profiling issue); run not profiled" : null;
+    if (profile) {
+      System.out.println("weir nexmark: --profile: profiling not yet available; runs are not profiled.");
+    }
+
+    ResultsDocument doc = new ResultsDocument();
+    doc.startedAt = started.toString();
+    doc.settings.put("runners", runners);
+    doc.settings.put("queries", QuerySet.parse(queries));
+    doc.settings.put("modes", modes);
+    doc.settings.put("events", events);
+    doc.settings.put("repeat", repeat);
+    doc.settings.put("timeoutPerRunSec", timeoutPerRun);
+    doc.settings.put("parallelism", parallelism);
+    doc.settings.put("sweeps", sweeps);
+    doc.settings.put("passthrough", passthrough);
+    doc.settings.put("assertCorrectness", assertCorrectness);
+    doc.settings.put("profile", profile);
+    doc.settings.put("plannedRuns", plan.size());
+    doc.machine = ResultsDocument.machineFacts();
+    doc.machine.put("loadAverageStart", ResultsDocument.loadAverage());
+    doc.jvm = ResultsDocument.jvmFacts();
+    for (String r : runners) {
+      RunnerKind k = RunnerKind.of(r);
+      Map<String, Object> c = new LinkedHashMap<>();
+      c.put("options", k.runnerOptions(parallelism, dir.resolve("runs").resolve("<run>")));
+      c.put("notes", k.notes(parallelism));
+      c.put("jvmFlags", k.jvmFlags());
+      c.put("classpathFile", layout.classpathFile(k).toString());
+      doc.runnerConfigs.put(k.id(), c);
+    }
+    new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+        .writeValue(dir.resolve("runner-config.json").toFile(), doc.runnerConfigs);
+
+    System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %d events, timeout %d s each) -> %s%n",
+        plan.size(), String.join(",", runners), queries, String.join(",", modes), events,
+        timeoutPerRun, dir);
+    ChildRun executor = new ChildRun(layout, parallelism, timeoutPerRun, passthrough,
+        assertCorrectness, profilingNote);
+    // Freeze the repository's own jars (harness, runner, state-cache) for the whole suite.
+    ClasspathSnapshot snapshot = new ClasspathSnapshot(layout.home(), dir.resolve("classpath"));
+    for (RunnerKind k : plan.stream().map(RunSpec::runner).distinct().toList()) {
+      try {
+        String frozen = snapshot.freeze(layout.classpath(k));
+        Path file = dir.resolve("classpath").resolve(k.id() + ".classpath.txt");
+        Files.writeString(file, frozen);
+        executor.useClasspath(k, frozen, file);
+        Object c = doc.runnerConfigs.get(k.id());
+        if (c instanceof Map) {
+          @SuppressWarnings("unchecked")
+          Map<String, Object> m = (Map<String, Object>) c;
+          m.put("frozenClasspathFile", file.toString());
+        }
+      } catch (IllegalStateException e) {
+        // not built: every run of this runner records the message as its first error line
+      }
+    }
+    new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+        .writeValue(dir.resolve("runner-config.json").toFile(), doc.runnerConfigs);
+    try (Progress progress = new Progress(plan.size(), System.console() != null)) {
+      for (int i = 0; i < plan.size(); i++) {
+        RunSpec spec = plan.get(i);
+        String what = String.format("%s Q%d %s%s%s", spec.runner().id(), spec.query(), spec.mode(),
+            spec.sweep().isEmpty() ? "" : " " + spec.sweepLabel(),
+            spec.repeat() > 1 ? " #" + spec.repeat() : "");
+        progress.starting(what);
+        RunRecord r = executor.run(spec, dir.resolve("runs").resolve(spec.dirName(i + 1)));
+        doc.runs.add(r);
+        progress.finished(what + ": " + outcome(r));
+        writeAll(doc, dir); // keep partial results on disk if the driver is interrupted
+      }
+    }
+    Correctness.compareBatchCounts(doc.runs);
+    doc.finishedAt = Instant.now().toString();
+    doc.machine.put("loadAverageEnd", ResultsDocument.loadAverage());
+    List<String> order = new ArrayList<>();
+    for (RunSpec s : plan) {
+      if (!order.contains(s.runner().id())) {
+        order.add(s.runner().id());
+      }
+    }
+    doc.summary = Summary.of(doc.runs, order);
+    writeAll(doc, dir);
+    System.out.println();
+    System.out.print(doc.summary.table(order));
+    long ok = doc.runs.stream().filter(r -> RunRecord.OK.equals(r.status)).count();
+    System.out.printf("%n%d of %d runs ok.%n", ok, doc.runs.size());
+    for (RunRecord r : doc.runs) {
+      if (!RunRecord.OK.equals(r.status)) {
+        System.out.printf("  %-6s Q%-2d %-9s %-7s %s%n", r.runner, r.query, r.mode, r.status, r.firstErrorLine);
+      }
+    }
+    System.out.println("Results: " + dir.resolve("results.json"));
+    System.out.println("         " + dir.resolve("results.csv"));
+    System.out.println("Runner configuration: " + dir.resolve("runner-config.json")
+        + "; per-run logs and commands: " + dir.resolve("runs"));
+    System.out.println("Report: not yet available (bin/weir report is a later issue).");
+    return 0;
+  }
+
+  private static void writeAll(ResultsDocument doc, Path dir) throws java.io.IOException {
+    doc.writeJson(dir);
+    doc.writeCsv(dir);
+  }
+
+  private static String outcome(RunRecord r) {
+    if (RunRecord.OK.equals(r.status)) {
+      return String.format(Locale.ROOT, "ok, %s events/s, %d results, %.1f s wall",
+          Summary.human(r.eventsPerSec), r.numResults, r.wallSec);
+    }
+    return r.status + ": " + r.firstErrorLine;
+  }
+}

@@ -1,0 +1,60 @@
+// Role: the outcome of one run as serialised into results.json (one item of "runs") and
+// results.csv. Field names are the schema (results.schema.json); change both together.
+// Threading: a plain mutable holder, filled by one thread (the driver's main thread).
+package dev.weir.nexmark.driver;
+
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One run's numbers. Units: events and results per second, seconds (runtime, wall, CPU),
+ * bytes (peak RSS), milliseconds (GC time). Missing measurements are null.
+ */
+@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "repeat", "sweep", "status",
+    "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "wallSec",
+    "cpuSeconds", "peakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
+    "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
+    "profiling"})
+public final class RunRecord {
+  public static final String OK = "ok";
+  public static final String FAILED = "failed";
+  public static final String TIMEOUT = "timeout";
+
+  public String runner;
+  public int query;
+  public String queryName;
+  public String mode;
+  public long events;
+  public int repeat;
+  public Map<String, String> sweep = new LinkedHashMap<>();
+  /** ok, failed or timeout. */
+  public String status;
+  /** Child exit status; null when killed on timeout or never started. */
+  public Integer exitStatus;
+  public Double eventsPerSec;
+  public Double resultsPerSec;
+  public Long numResults;
+  /** Nexmark's runtime (first event to last result, seconds). */
+  public Double runtimeSec;
+  /** Wall time of the child JVM as seen by the driver, seconds. */
+  public Double wallSec;
+  public Double cpuSeconds;
+  public Long peakRssBytes;
+  public Long gcTimeMs;
+  public Long gcCount;
+  /** true, false, or null when nothing could check. */
+  public Boolean correct;
+  /** How {@link #correct} was decided. */
+  public String correctness;
+  public String firstErrorLine;
+  public List<String> nexmarkErrors = new ArrayList<>();
+  public Map<String, Object> runnerConfig = new LinkedHashMap<>();
+  public List<String> command = new ArrayList<>();
+  /** JVM facts reported by the child (version, vendor, heap). */
+  public Map<String, Object> childJvm;
+  public String runDir;
+  public String profiling;
+}

@@ -1,0 +1,45 @@
+// Role: one planned benchmark run (runner x query x mode x sweep values x repeat index).
+// Threading: immutable record; safe from any thread.
+package dev.weir.nexmark.driver;
+
+import java.util.Map;
+
+/**
+ * One planned run. {@code events} is Nexmark's numEvents; {@code sweep} maps option names to the
+ * values of this run (empty without --sweep); {@code repeat} counts from 1.
+ */
+public record RunSpec(RunnerKind runner, int query, String mode, long events,
+                      Map<String, String> sweep, int repeat) {
+  public RunSpec {
+    sweep = Map.copyOf(sweep);
+  }
+
+  /** Whether the run is in streaming mode. */
+  public boolean streaming() {
+    return "streaming".equals(mode);
+  }
+
+  /** A file-system-safe name, unique within one suite run. */
+  public String dirName(int index) {
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format("%03d-%s-q%d-%s", index, runner.id(), query, mode));
+    sweep.entrySet().stream().sorted(Map.Entry.comparingByKey())
+        .forEach(e -> sb.append('-').append(e.getKey()).append('=').append(e.getValue()));
+    if (repeat > 1) {
+      sb.append("-r").append(repeat);
+    }
+    return sb.toString().replaceAll("[^A-Za-z0-9=._-]", "_");
+  }
+
+  /** Sweep values as "a=1,b=2" (sorted), or "" without a sweep. */
+  public String sweepLabel() {
+    StringBuilder sb = new StringBuilder();
+    sweep.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
+      if (sb.length() > 0) {
+        sb.append(',');
+      }
+      sb.append(e.getKey()).append('=').append(e.getValue());
+    });
+    return sb.toString();
+  }
+}

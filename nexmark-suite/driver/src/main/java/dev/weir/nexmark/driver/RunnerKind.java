@@ -1,0 +1,155 @@
+// Role: what the driver knows about each runner: its classpath module, main class, JVM flags and
+// the throughput configuration it is given (recorded next to the results).
+// Threading: immutable enum; safe from any thread.
+package dev.weir.nexmark.driver;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The runners the driver can start; each run is a child JVM on {@link #classpathModule()}. */
+public enum RunnerKind {
+  /** Beam's Direct runner with its default enforcement checks (what its users get). */
+  DIRECT("classpath-direct", "org.apache.beam.runners.direct.DirectRunner"),
+  /** Beam's classic Flink 1.19 runner on an embedded [local] cluster, RocksDB state. */
+  FLINK("classpath-flink", "org.apache.beam.runners.flink.FlinkRunner"),
+  /** Weir's own runner (runner/ module), RocksDB state, same parallelism as Flink. */
+  WEIR("classpath-weir", "dev.weir.runner.WeirRunner"),
+  /** No runner: Nexmark's generator and the query's work in a loop (Q0-Q2 only). */
+  BARE("classpath-direct", null);
+
+  /** Main class of a runner child JVM. */
+  public static final String HARNESS_MAIN = "dev.weir.nexmark.harness.RunHarness";
+  /** Main class of a bare child JVM. */
+  public static final String BARE_MAIN = "dev.weir.nexmark.harness.BareRunner";
+
+  /** Flink's own launch scripts pass these on Java 17 (shared/reference/peerbench/README.md). */
+  static final List<String> FLINK_JAVA17_OPENS = List.of(
+      "--add-opens=java.base/java.lang=ALL-UNNAMED",
+      "--add-opens=java.base/java.net=ALL-UNNAMED",
+      "--add-opens=java.base/java.io=ALL-UNNAMED",
+      "--add-opens=java.base/java.nio=ALL-UNNAMED",
+      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+      "--add-opens=java.base/java.text=ALL-UNNAMED",
+      "--add-opens=java.base/java.time=ALL-UNNAMED",
+      "--add-opens=java.base/java.util=ALL-UNNAMED",
+      "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+      "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED",
+      "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
+      "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+      "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED");
+
+  private final String classpathModule;
+  private final String runnerClass;
+
+  RunnerKind(String classpathModule, String runnerClass) {
+    this.classpathModule = classpathModule;
+    this.runnerClass = runnerClass;
+  }
+
+  /** Lower-case name used on the command line and in results. */
+  public String id() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  /** Parses a runner id (case-insensitive). */
+  public static RunnerKind of(String id) {
+    try {
+      return valueOf(id.trim().toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("unknown runner '" + id + "' (direct, flink, weir, bare)");
+    }
+  }
+
+  /** The nexmark-suite module whose target/classpath.txt this runner's child JVM uses. */
+  public String classpathModule() {
+    return classpathModule;
+  }
+
+  /** Main class of the child JVM. */
+  public String mainClass() {
+    return this == BARE ? BARE_MAIN : HARNESS_MAIN;
+  }
+
+  /** Whether this runner can run the query at all (bare: Q0-Q2 only). */
+  public boolean supports(int query) {
+    return this != BARE || query <= 2;
+  }
+
+  /** JVM flags beyond heap size. */
+  public List<String> jvmFlags() {
+    return this == FLINK || this == WEIR ? FLINK_JAVA17_OPENS : List.of();
+  }
+
+  /**
+   * The runner's throughput configuration as pipeline options (name -> value; value null for a
+   * bare flag). {@code cores} is the parallelism; {@code runDir} holds state directories.
+   */
+  public Map<String, String> runnerOptions(int cores, Path runDir) {
+    Map<String, String> o = new LinkedHashMap<>();
+    switch (this) {
+      case DIRECT:
+        o.put("runner", runnerClass);
+        // Direct's defaults, stated explicitly so the command documents itself.
+        o.put("enforceImmutability", "true");
+        o.put("enforceEncodability", "true");
+        break;
+      case FLINK:
+        o.put("runner", runnerClass);
+        o.put("flinkMaster", "[local]");
+        o.put("parallelism", String.valueOf(cores));
+        o.put("stateBackend", "rocksdb");
+        o.put("stateBackendStoragePath", runDir.resolve("flink-state").toUri().toString());
+        break;
+      case WEIR:
+        o.put("runner", runnerClass);
+        o.put("parallelism", String.valueOf(cores));
+        o.put("stateBackend", "ROCKSDB"); // WeirPipelineOptions.StateBackend
+        o.put("stateDirectory", runDir.resolve("weir-state").toString());
+        break;
+      case BARE:
+        o.put("threads", String.valueOf(cores));
+        o.put("warmup", "true");
+        break;
+      default:
+        throw new AssertionError(this);
+    }
+    return o;
+  }
+
+  /** Settings in force that are not passed as options (defaults), stated for the record. */
+  public List<String> notes(int cores) {
+    List<String> n = new ArrayList<>();
+    switch (this) {
+      case DIRECT:
+        n.add("Direct runner defaults: enforceImmutability=true, enforceEncodability=true, "
+            + "targetParallelism=max(cores,3)=" + Math.max(cores, 3) + ", blockOnRun=true");
+        break;
+      case FLINK:
+        n.add("embedded [local] Flink 1.19 cluster, RocksDB state backend (Flink's deprecated "
+            + "RocksDBStateBackend via --stateBackend=rocksdb), parallelism = cores");
+        n.add("bundles: FlinkPipelineOptions defaults maxBundleSize=1000, maxBundleTimeMills=1000; "
+            + "objectReuse=false, fasterCopy=false, checkpointing off");
+        break;
+      case WEIR:
+        n.add("WeirRunner with RocksDB state (behind the object cache), parallelism = cores; "
+            + "containers, maxBundleSize, maxBundleTimeMs, objectCacheSize and metricsEnabled are "
+            + "WeirPipelineOptions defaults (at the time of writing: containers = cores, 1000 "
+            + "elements, 1000 ms, 100000 entries, true)");
+        break;
+      case BARE:
+        n.add("no runner: Nexmark Generator (NexmarkConfiguration defaults) split over one thread "
+            + "per core, query work in a plain loop, one warm-up pass over the same events first; "
+            + "uses the classpath-direct classpath but not the Direct runner");
+        break;
+      default:
+        throw new AssertionError(this);
+    }
+    return n;
+  }
+}

@@ -1,0 +1,22 @@
+// Role: the `weir` command line (picocli), the main class behind bin/weir. Dispatches to
+// subcommands; today `nexmark` (report and profile are later issues and handled by bin/weir).
+// Threading: main thread only.
+package dev.weir.nexmark.driver;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code weir <subcommand>}; exit status from the subcommand (2 on usage errors). */
+@Command(name = "weir", mixinStandardHelpOptions = true, version = "weir 0.1.0-SNAPSHOT",
+    subcommands = {NexmarkCommand.class},
+    description = "Weir's toolkit: benchmark Beam runners on Nexmark.")
+public final class WeirCli implements Runnable {
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new WeirCli()).execute(args));
+  }
+
+  @Override
+  public void run() {
+    new CommandLine(this).usage(System.out);
+  }
+}

@@ -1,0 +1,62 @@
+// Role: the CI smoke test of the whole suite: Q0 and the stateful Q3 (CoGroupByKey, ValueState,
+// event-time timer) with a small event count on Direct, Flink and Weir, each run a real child JVM
+// on its own classpath; checks result counts match across runners and results.json validates.
+// Threading: the driver runs on the test thread; child JVMs run one at a time.
+package dev.weir.nexmark.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class NexmarkSmokeIT {
+  @TempDir Path out;
+
+  @Test
+  void q0AndQ3OnEveryRunnerAgreeAndResultsValidate() throws Exception {
+    // Weir is included; its runs must only agree when they finish ok (the runner is still being
+    // built, so an unsupported transform is a recorded failure, not a test failure).
+    int exit = new CommandLine(new NexmarkCommand()).execute(
+        "--runners", "direct,flink,weir", "--queries", "0,3", "--events", "10000",
+        "--timeout-per-run", "120", "--out", out.toString());
+    assertThat(exit).isZero();
+
+    Path results;
+    try (Stream<Path> s = Files.list(out)) {
+      results = s.filter(Files::isDirectory).findFirst().orElseThrow().resolve("results.json");
+    }
+    assertThat(SchemaCheck.errors(results)).isEmpty();
+    assertThat(results.resolveSibling("results.csv")).exists();
+
+    JsonNode doc = new ObjectMapper().readTree(results.toFile());
+    assertThat(doc.get("runs")).hasSize(6);
+    Map<Integer, Long> expected = new HashMap<>();
+    for (JsonNode run : doc.get("runs")) {
+      String runner = run.get("runner").asText();
+      int query = run.get("query").asInt();
+      if (!runner.equals("weir")) {
+        assertThat(run.get("status").asText()).as(runner + " Q" + query + ": " + run.get("firstErrorLine"))
+            .isEqualTo("ok");
+      }
+      if (run.get("status").asText().equals("ok")) {
+        long n = run.get("numResults").asLong();
+        Long prev = expected.putIfAbsent(query, n);
+        assertThat(n).as(runner + " Q" + query + " result count vs the other runners").isEqualTo(prev == null ? n : prev);
+        assertThat(run.get("eventsPerSec").asDouble()).isPositive();
+        assertThat(run.get("cpuSeconds").asDouble()).isPositive();
+        assertThat(run.get("peakRssBytes").asLong()).isPositive();
+      } else {
+        assertThat(run.get("firstErrorLine").asText()).isNotBlank();
+      }
+    }
+    assertThat(expected.get(0)).isEqualTo(10_000L);
+  }
+}

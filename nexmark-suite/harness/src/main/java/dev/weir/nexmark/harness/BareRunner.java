@@ -1,0 +1,174 @@
+// Role: the `bare` pseudo-runner, the limit any runner can approach on the stateless queries
+// Q0-Q2: Nexmark's own event generator plus the query's per-element work in a plain loop, no
+// runner, no Beam pipeline. Writes a perf JSON in the shape of Nexmark's --perfFilename.
+// Threading: the generator config is split into one part per thread (one thread per core by
+// default); each worker owns its Generator and counters; the main thread joins them and sums.
+package dev.weir.nexmark.harness;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.File;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.beam.sdk.coders.CoderException;
+import org.apache.beam.sdk.nexmark.NexmarkConfiguration;
+import org.apache.beam.sdk.nexmark.model.AuctionPrice;
+import org.apache.beam.sdk.nexmark.model.Bid;
+import org.apache.beam.sdk.nexmark.model.Event;
+import org.apache.beam.sdk.nexmark.sources.generator.Generator;
+import org.apache.beam.sdk.nexmark.sources.generator.GeneratorConfig;
+import org.apache.beam.sdk.util.CoderUtils;
+
+/**
+ * Runner-less limit for Nexmark Q0-Q2. Arguments: {@code --query=0|1|2 --numEvents=N
+ * [--threads=T] [--warmup=true|false] [--perfFilename=F]}. Reports events per second (events
+ * generated and processed / wall seconds of the measured pass) and the number of results; a
+ * warm-up pass over max(N, 1,000,000) events runs first unless {@code --warmup=false}.
+ */
+public final class BareRunner {
+  /** Minimum number of events of the warm-up pass. */
+  static final long WARMUP_MIN_EVENTS = 1_000_000;
+
+  private BareRunner() {}
+
+  public static void main(String[] args) throws Exception {
+    long start = System.nanoTime();
+    Map<String, String> opts = parse(args);
+    int query = Integer.parseInt(opts.getOrDefault("query", "0"));
+    long numEvents = Long.parseLong(opts.getOrDefault("numEvents", "100000"));
+    int threads = Integer.parseInt(
+        opts.getOrDefault("threads", String.valueOf(Runtime.getRuntime().availableProcessors())));
+    boolean warmup = Boolean.parseBoolean(opts.getOrDefault("warmup", "true"));
+    String perfFile = opts.get("perfFilename");
+    if (query < 0 || query > 2) {
+      String msg = "bare runner supports queries 0-2 only, not " + query;
+      System.err.println("ERROR BareRunner: " + msg);
+      ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, msg);
+      System.exit(2);
+    }
+    NexmarkConfiguration config = NexmarkConfiguration.DEFAULT.copy();
+    config.numEvents = numEvents;
+    if (warmup) {
+      // At least WARMUP_MIN_EVENTS so that small --numEvents still measure JIT-compiled code.
+      NexmarkConfiguration warm = config.copy();
+      warm.numEvents = Math.max(numEvents, WARMUP_MIN_EVENTS);
+      run(warm, query, threads);
+    }
+    long t0 = System.nanoTime();
+    long results = run(config, query, threads);
+    double runtimeSec = (System.nanoTime() - t0) / 1e9;
+
+    Map<String, Object> perf = new LinkedHashMap<>();
+    perf.put("runtimeSec", runtimeSec);
+    perf.put("eventsPerSec", numEvents / runtimeSec);
+    perf.put("eventBytesPerSec", -1.0);
+    perf.put("resultsPerSec", results / runtimeSec);
+    perf.put("resultBytesPerSec", -1.0);
+    perf.put("startupDelaySec", 0.0);
+    perf.put("processingDelaySec", 0.0);
+    perf.put("numEvents", numEvents);
+    perf.put("numResults", results);
+    perf.put("errors", List.of());
+    perf.put("snapshots", null);
+    perf.put("shutdownDelaySec", 0.0);
+    perf.put("timeDilation", 0.0);
+    perf.put("jobId", null);
+    System.out.printf("BareRunner: query %d, %d events, %d threads, warm-up %s: %.3f s, %.0f events/s, %d results%n",
+        query, numEvents, threads, warmup, runtimeSec, numEvents / runtimeSec, results);
+    if (perfFile != null) {
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(new File(perfFile), perf);
+    }
+    Map<String, Object> extra = new LinkedHashMap<>();
+    extra.put("bareThreads", threads);
+    extra.put("bareWarmup", warmup);
+    ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, null, extra);
+    System.exit(0);
+  }
+
+  /** Generates {@code config.numEvents} events over {@code threads} threads; returns the result count. */
+  static long run(NexmarkConfiguration config, int query, int threads) throws InterruptedException {
+    GeneratorConfig whole = new GeneratorConfig(config, System.currentTimeMillis(), 0, config.numEvents, 0);
+    List<GeneratorConfig> parts = whole.split(threads);
+    long[] counts = new long[parts.size()];
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    List<Thread> workers = new ArrayList<>();
+    for (int i = 0; i < parts.size(); i++) {
+      final int idx = i;
+      final GeneratorConfig part = parts.get(i);
+      Thread t = new Thread(() -> {
+        try {
+          counts[idx] = work(part, query, config.auctionSkip);
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "bare-" + i);
+      workers.add(t);
+      t.start();
+    }
+    for (Thread t : workers) {
+      t.join();
+    }
+    if (failure.get() != null) {
+      throw new IllegalStateException("bare worker failed", failure.get());
+    }
+    long sum = 0;
+    for (long c : counts) {
+      sum += c;
+    }
+    return sum;
+  }
+
+  /** One worker's loop: generate, do the query's per-element work, count the results. */
+  static long work(GeneratorConfig part, int query, long auctionSkip) throws CoderException {
+    Generator gen = new Generator(part);
+    long results = 0;
+    long sink = 0; // keeps the JIT from discarding the work
+    while (gen.hasNext()) {
+      Event e = gen.next().getValue();
+      switch (query) {
+        case 0: {
+          byte[] bytes = CoderUtils.encodeToByteArray(Event.CODER, e);
+          Event back = CoderUtils.decodeFromByteArray(Event.CODER, bytes);
+          sink += back.hashCode();
+          results++;
+          break;
+        }
+        case 1: {
+          if (e.bid != null) {
+            Bid b = e.bid;
+            Bid euro = new Bid(b.auction, b.bidder, (b.price * 89) / 100, b.dateTime, b.extra);
+            sink += euro.price;
+            results++;
+          }
+          break;
+        }
+        default: {
+          if (e.bid != null && e.bid.auction % auctionSkip == 0) {
+            AuctionPrice ap = new AuctionPrice(e.bid.auction, e.bid.price);
+            sink += ap.price;
+            results++;
+          }
+          break;
+        }
+      }
+    }
+    if (sink == 42) {
+      System.out.print(""); // practically never; a use of sink
+    }
+    return results;
+  }
+
+  private static Map<String, String> parse(String[] args) {
+    Map<String, String> m = new LinkedHashMap<>();
+    for (String a : args) {
+      if (a.startsWith("--") && a.contains("=")) {
+        int eq = a.indexOf('=');
+        m.put(a.substring(2, eq), a.substring(eq + 1));
+      }
+    }
+    return m;
+  }
+}

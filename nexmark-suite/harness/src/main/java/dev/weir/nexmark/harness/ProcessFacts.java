@@ -1,0 +1,114 @@
+// Role: samples facts about the current JVM process (CPU time, GC, peak RSS, JVM and machine)
+// and writes them as the small JSON document the driver reads after a child run.
+// Threading: stateless static helpers; call from the thread that ends the run (no concurrency).
+package dev.weir.nexmark.harness;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Process facts of a benchmark child JVM, written to the file named by the system property
+ * {@value #OUT_PROPERTY}. Units: CPU in seconds, GC time in milliseconds, memory in bytes,
+ * wall time in seconds.
+ */
+public final class ProcessFacts {
+  /** System property naming the JSON file to write; nothing is written when it is absent. */
+  public static final String OUT_PROPERTY = "weir.harness.out";
+
+  private ProcessFacts() {}
+
+  /**
+   * Collects the facts now.
+   *
+   * @param wallSec wall-clock seconds since the harness started
+   * @param error the first line of the error that ended the run, or null
+   */
+  public static Map<String, Object> collect(double wallSec, String error) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("wallSec", wallSec);
+    m.put("cpuSeconds", processCpuSeconds());
+    long gcTime = 0;
+    long gcCount = 0;
+    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+      gcTime += Math.max(0, gc.getCollectionTime());
+      gcCount += Math.max(0, gc.getCollectionCount());
+    }
+    m.put("gcTimeMs", gcTime);
+    m.put("gcCount", gcCount);
+    m.put("peakRssBytes", peakRssBytes());
+    Map<String, Object> jvm = new LinkedHashMap<>();
+    jvm.put("version", System.getProperty("java.runtime.version"));
+    jvm.put("vendor", System.getProperty("java.vm.vendor"));
+    jvm.put("vmName", System.getProperty("java.vm.name"));
+    jvm.put("maxHeapBytes", Runtime.getRuntime().maxMemory());
+    List<String> jvmArgs = ManagementFactory.getRuntimeMXBean().getInputArguments();
+    jvm.put("inputArguments", jvmArgs);
+    m.put("jvm", jvm);
+    Map<String, Object> machine = new LinkedHashMap<>();
+    machine.put("availableProcessors", Runtime.getRuntime().availableProcessors());
+    machine.put("osName", System.getProperty("os.name"));
+    machine.put("osVersion", System.getProperty("os.version"));
+    machine.put("osArch", System.getProperty("os.arch"));
+    machine.put("systemLoadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    m.put("machine", machine);
+    m.put("error", error);
+    return m;
+  }
+
+  /** Writes {@link #collect} to the file named by {@value #OUT_PROPERTY}, if set. */
+  public static void writeIfRequested(double wallSec, String error) {
+    writeIfRequested(wallSec, error, Map.of());
+  }
+
+  /** As {@link #writeIfRequested(double, String)}, with extra top-level entries. */
+  public static void writeIfRequested(double wallSec, String error, Map<String, Object> extra) {
+    String out = System.getProperty(OUT_PROPERTY);
+    if (out == null || out.isEmpty()) {
+      return;
+    }
+    try {
+      Path p = Path.of(out);
+      if (p.getParent() != null) {
+        Files.createDirectories(p.getParent());
+      }
+      Map<String, Object> facts = collect(wallSec, error);
+      facts.putAll(extra);
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(p.toFile(), facts);
+    } catch (IOException e) {
+      System.err.println("ERROR RunHarness: cannot write " + out + ": " + e);
+    }
+  }
+
+  /** Process CPU time (all threads, user + system) in seconds, or -1 if unavailable. */
+  public static double processCpuSeconds() {
+    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    if (os instanceof com.sun.management.OperatingSystemMXBean) {
+      long ns = ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+      return ns < 0 ? -1 : ns / 1e9;
+    }
+    return -1;
+  }
+
+  /** Peak resident set size (VmHWM of /proc/self/status) in bytes, or -1 off Linux. */
+  public static long peakRssBytes() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+        if (line.startsWith("VmHWM:")) {
+          String[] parts = line.substring(6).trim().split("\\s+");
+          return Long.parseLong(parts[0]) * 1024L; // the kernel reports kB
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // not Linux, or an unexpected format: report unknown
+    }
+    return -1;
+  }
+}

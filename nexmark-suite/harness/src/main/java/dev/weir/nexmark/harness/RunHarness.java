@@ -1,0 +1,68 @@
+// Role: the main class of every runner child JVM. Checks that the requested runner class is
+// loadable, runs Beam's Nexmark launcher (org.apache.beam.sdk.nexmark.Main) with the arguments
+// unchanged, then writes process facts (ProcessFacts) and exits with 0 (ok) or 1 (failed).
+// Threading: runs on the JVM's main thread; Nexmark and the runner start their own threads, which
+// System.exit ends (a streaming runner may leave non-daemon threads behind).
+package dev.weir.nexmark.harness;
+
+/**
+ * Entry point of a benchmark child JVM: {@code RunHarness <nexmark args...>}. Exit status 0 when
+ * Nexmark returned normally, 1 when it threw, 3 when the {@code --runner} class is missing. Process
+ * facts go to the file named by the system property {@value ProcessFacts#OUT_PROPERTY}.
+ */
+public final class RunHarness {
+  private RunHarness() {}
+
+  public static void main(String[] args) {
+    long start = System.nanoTime();
+    String missing = missingRunnerClass(args);
+    if (missing != null) {
+      String msg = "runner class " + missing + " is not on this classpath (is its module built?)";
+      System.err.println("ERROR RunHarness: " + msg);
+      ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, msg);
+      System.exit(3);
+    }
+    int status = 0;
+    String error = null;
+    try {
+      org.apache.beam.sdk.nexmark.Main.main(args);
+    } catch (Throwable t) {
+      status = 1;
+      Throwable root = t;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      error = firstLine(String.valueOf(root));
+      System.err.println("ERROR RunHarness: Nexmark failed: " + error);
+      t.printStackTrace();
+    }
+    ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, error);
+    System.out.flush();
+    System.err.flush();
+    System.exit(status);
+  }
+
+  /** The fully qualified {@code --runner} class if it is given and cannot be loaded, else null. */
+  static String missingRunnerClass(String[] args) {
+    for (String a : args) {
+      if (a.startsWith("--runner=")) {
+        String name = a.substring("--runner=".length());
+        if (name.indexOf('.') < 0) {
+          return null; // a registered short name: Beam resolves it
+        }
+        try {
+          Class.forName(name, false, RunHarness.class.getClassLoader());
+          return null;
+        } catch (ClassNotFoundException | LinkageError e) {
+          return name;
+        }
+      }
+    }
+    return null;
+  }
+
+  private static String firstLine(String s) {
+    int nl = s.indexOf('\n');
+    return nl < 0 ? s : s.substring(0, nl);
+  }
+}
