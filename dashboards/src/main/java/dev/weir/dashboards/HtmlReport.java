@@ -417,12 +417,28 @@ public final class HtmlReport {
             .text(r.numResults() == null ? "–" : Long.toString(r.numResults())).raw("</td><td>");
         link(page, f, r.runDir(), reportDir, "folder");
         page.raw("</td><td>");
-        link(page, f, r.profiling(), reportDir, "profile");
+        profileLinks(page, f, r.profiling(), reportDir);
         page.raw("</td><td class=\"err\">").text(r.firstErrorLine() == null ? "" : r.firstErrorLine()).raw("</td></tr>");
       }
       page.raw("</tbody></table></div></details>");
     }
     page.raw("</section>\n");
+  }
+
+  /**
+   * Links a run's profile: a profile folder (the driver's {@code --profile} output) gets links to
+   * its CPU and allocation flame graphs and summary; anything else is linked as is.
+   */
+  private static void profileLinks(Page page, ResultsFile f, String target, Path reportDir) {
+    if (target == null || target.isBlank() || target.endsWith(".html") || target.endsWith(".txt")) {
+      link(page, f, target, reportDir, "profile");
+      return;
+    }
+    link(page, f, target + "/cpu.html", reportDir, "cpu");
+    page.raw(" · ");
+    link(page, f, target + "/alloc.html", reportDir, "alloc");
+    page.raw(" · ");
+    link(page, f, target + "/summary.txt", reportDir, "summary");
   }
 
   private static void link(Page page, ResultsFile f, String target, Path reportDir, String text) {

@@ -7,6 +7,9 @@ package dev.weir.nexmark.driver;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weir.profiling.CpuEngine;
+import dev.weir.profiling.ProfileReport;
+import dev.weir.profiling.ProfileSettings;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -37,7 +40,7 @@ public final class ChildRun {
   private final long timeoutSec;
   private final List<String> passthrough;
   private final boolean assertCorrectness;
-  private final String profilingNote;
+  private final Profiling profiling;
   private final ObjectMapper json = new ObjectMapper();
   /** Frozen classpaths per runner (see ClasspathSnapshot); runners not in it read the build's file. */
   private final Map<RunnerKind, String> classpaths = new java.util.EnumMap<>(RunnerKind.class);
@@ -45,16 +48,31 @@ public final class ChildRun {
 
   /**
    * @param passthrough Beam/Nexmark options after {@code --}, applied last (they win)
-   * @param profilingNote recorded in each run when --profile was given, else null
+   * @param profiling how to profile every run (--profile), or null
    */
   public ChildRun(SuiteLayout layout, int cores, long timeoutSec, List<String> passthrough,
-                  boolean assertCorrectness, String profilingNote) {
+                  boolean assertCorrectness, Profiling profiling) {
     this.layout = layout;
     this.cores = cores;
     this.timeoutSec = timeoutSec;
     this.passthrough = List.copyOf(passthrough);
     this.assertCorrectness = assertCorrectness;
-    this.profilingNote = profilingNote;
+    this.profiling = profiling;
+  }
+
+  /**
+   * Profiling of every run: async-profiler loaded into each child JVM from its start (CPU with
+   * {@code engine}, allocation, spans) writing {@code profile.jfr} into the run's folder, then
+   * flame graphs, collapsed stacks and a summary in {@code <run>/profile/}, cut to the measured
+   * interval when the harness reported it.
+   *
+   * @param library libasyncProfiler.so, extracted from the async-profiler jar
+   * @param engine the CPU engine chosen once for the suite
+   */
+  public record Profiling(Path library, CpuEngine engine) {
+    ProfileSettings settings(Path runDir) {
+      return ProfileSettings.defaults(engine, runDir.resolve("profile.jfr"));
+    }
   }
 
   /**
@@ -109,6 +127,9 @@ public final class ChildRun {
     cmd.add("-Xms1g");
     cmd.add("-Xmx4g");
     cmd.addAll(spec.runner().jvmFlags());
+    if (profiling != null) {
+      cmd.add(profiling.settings(runDir).agentOption(profiling.library()));
+    }
     cmd.add("-D" + "weir.harness.out=" + runDir.resolve("harness.json"));
     cmd.add("-cp");
     cmd.add(classpath);
@@ -130,7 +151,6 @@ public final class ChildRun {
     r.repeat = spec.repeat();
     r.sweep.putAll(spec.sweep());
     r.runDir = runDir.toString();
-    r.profiling = profilingNote;
     Map<String, Object> cfg = new LinkedHashMap<>();
     cfg.put("options", spec.runner().runnerOptions(cores, runDir));
     cfg.put("notes", spec.runner().notes(cores));
@@ -219,7 +239,42 @@ public final class ChildRun {
     if (assertCorrectness && spec.runner() != RunnerKind.BARE && Correctness.hasModel(spec.query())) {
       Correctness.fromAssertion(r, log);
     }
+    if (profiling != null) {
+      profile(r, spec, runDir, perf);
+    }
     return r;
+  }
+
+  /**
+   * Writes the run's profile. The window approximates Nexmark's measured interval: it ends when
+   * the launcher returned and starts Nexmark's runtime plus its shutdown delay earlier (never
+   * before the launcher started), so JVM start-up and pipeline construction stay out. Without
+   * harness timestamps (bare runs) the whole recording is used.
+   */
+  private void profile(RunRecord r, RunSpec spec, Path runDir, JsonNode perf) {
+    ProfileSettings settings = profiling.settings(runDir);
+    if (!Files.isRegularFile(settings.jfr())) {
+      r.profiling = null;
+      return;
+    }
+    ProfileReport.Window window = ProfileReport.Window.ALL;
+    JsonNode h = readJson(runDir.resolve("harness.json"));
+    if (h != null && h.path("nexmarkEndEpochMs").isNumber() && perf != null && perf.path("runtimeSec").isNumber()) {
+      long end = h.get("nexmarkEndEpochMs").asLong();
+      long start = h.path("nexmarkStartEpochMs").asLong(0);
+      double tailSec = Math.max(0, perf.path("shutdownDelaySec").asDouble(0));
+      long from = end - Math.round((perf.get("runtimeSec").asDouble() + tailSec + 0.5) * 1000);
+      window = new ProfileReport.Window(Math.max(start, from), end);
+    }
+    Path out = runDir.resolve("profile");
+    try {
+      ProfileReport.write(settings.jfr(), out, String.format(java.util.Locale.ROOT, "%s Q%d %s", spec.runner().id(),
+          spec.query(), spec.mode()), settings.engine(), settings.cpuIntervalNs(), window);
+      r.profiling = out.toString();
+    } catch (RuntimeException e) {
+      r.profiling = null;
+      r.nexmarkErrors.add("profile not written: " + e.getMessage());
+    }
   }
 
   private void readFacts(RunRecord r, Path harnessJson) {

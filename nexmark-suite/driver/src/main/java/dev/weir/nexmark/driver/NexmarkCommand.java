@@ -5,6 +5,10 @@
 // Threading: everything on the main thread; one child JVM at a time.
 package dev.weir.nexmark.driver;
 
+import dev.weir.profiling.AsyncProfilerLibrary;
+import dev.weir.profiling.CpuEngine;
+import dev.weir.profiling.ProfileSettings;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.nio.file.Files;
@@ -71,7 +75,8 @@ public final class NexmarkCommand implements Callable<Integer> {
       + "Default: <repo>/results.")
   Path out;
 
-  @Option(names = "--profile", description = "Profile every run (not yet available; recorded as such).")
+  @Option(names = "--profile", description = "Profile every run with async-profiler: CPU and allocation flame graphs, "
+      + "a summary and (for Weir) a per-PTransform breakdown in each run's profile/ folder, linked from results.json.")
   boolean profile;
 
   @Option(names = "--sweep", paramLabel = "NAME=v1,v2,...",
@@ -168,9 +173,14 @@ public final class NexmarkCommand implements Callable<Integer> {
       dir = root.resolve(stamp + "-" + i);
     }
     Files.createDirectories(dir.resolve("runs"));
-    String profilingNote = profile ? "profiling not yet available (the profiling issue); run not profiled" : null;
+    ChildRun.Profiling profiling = null;
     if (profile) {
-      System.out.println("weir nexmark: --profile: profiling not yet available; runs are not profiled.");
+      Path library = AsyncProfilerLibrary.extract();
+      CpuEngine.Probe probe = CpuEngine.probe(library);
+      profiling = new ChildRun.Profiling(library, probe.engine());
+      System.out.println("weir nexmark: --profile: async-profiler " + AsyncProfilerLibrary.version()
+          + ", CPU engine " + probe.engine().event()
+          + (probe.rejected().isEmpty() ? "" : " (rejected: " + String.join("; ", probe.rejected()) + ")"));
     }
 
     ResultsDocument doc = new ResultsDocument();
@@ -186,6 +196,10 @@ public final class NexmarkCommand implements Callable<Integer> {
     doc.settings.put("passthrough", passthrough);
     doc.settings.put("assertCorrectness", assertCorrectness);
     doc.settings.put("profile", profile);
+    if (profiling != null) {
+      doc.settings.put("profileEngine", profiling.engine().event());
+      doc.settings.put("profileCpuIntervalNs", ProfileSettings.DEFAULT_CPU_INTERVAL_NS);
+    }
     doc.settings.put("plannedRuns", plan.size());
     doc.machine = ResultsDocument.machineFacts();
     doc.machine.put("loadAverageStart", ResultsDocument.loadAverage());
@@ -206,7 +220,7 @@ public final class NexmarkCommand implements Callable<Integer> {
         plan.size(), String.join(",", runners), queries, String.join(",", modes), events,
         timeoutPerRun, dir);
     ChildRun executor = new ChildRun(layout, parallelism, timeoutPerRun, passthrough,
-        assertCorrectness, profilingNote);
+        assertCorrectness, profiling);
     // Freeze the repository's own jars (harness, runner, state-cache) for the whole suite.
     ClasspathSnapshot snapshot = new ClasspathSnapshot(layout.home(), dir.resolve("classpath"));
     for (RunnerKind k : plan.stream().map(RunSpec::runner).distinct().toList()) {
@@ -264,7 +278,6 @@ public final class NexmarkCommand implements Callable<Integer> {
     System.out.println("         " + dir.resolve("results.csv"));
     System.out.println("Runner configuration: " + dir.resolve("runner-config.json")
         + "; per-run logs and commands: " + dir.resolve("runs"));
-    System.out.println("Report: not yet available (bin/weir report is a later issue).");
     return 0;
   }
 
