@@ -254,7 +254,7 @@ public final class NexmarkCommand implements Callable<Integer> {
         writeAll(doc, dir); // keep partial results on disk if the driver is interrupted
       }
     }
-    Correctness.compareBatchCounts(doc.runs);
+    Correctness.compareCounts(doc.runs);
     doc.finishedAt = Instant.now().toString();
     doc.machine.put("loadAverageEnd", ResultsDocument.loadAverage());
     List<String> order = new ArrayList<>();

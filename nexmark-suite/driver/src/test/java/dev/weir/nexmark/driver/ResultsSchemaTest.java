@@ -69,19 +69,22 @@ class ResultsSchemaTest {
   }
 
   @Test
-  void batchCountsDecideCorrectness() {
+  void resultCountsAcrossRunners_decideCorrectness_perMode() {
     RunRecord d = TestRuns.ok("direct", 6, 1000, 4295);
     RunRecord f = TestRuns.ok("flink", 6, 1000, 802);
     RunRecord w = TestRuns.ok("weir", 6, 1000, 4295);
     RunRecord d0 = TestRuns.ok("direct", 0, 1000, 50);
     RunRecord f0 = TestRuns.ok("flink", 0, 1000, 50);
-    RunRecord s = TestRuns.ok("flink", 1, 1000, 50); // streaming: not judged
+    RunRecord s = TestRuns.ok("flink", 1, 1000, 50); // streaming, alone in its mode: not judged
+    RunRecord sd = TestRuns.ok("direct", 5, 1000, 6);
+    RunRecord sw = TestRuns.ok("weir", 5, 1000, 6);
+    RunRecord sf = TestRuns.ok("flink", 5, 1000, 7);
     RunRecord d10 = TestRuns.ok("direct", 10, 1000, 1); // Q10: one result per shard file
     RunRecord w10 = TestRuns.ok("weir", 10, 1000, 2);
     for (RunRecord r : List.of(d, f, w, d0, f0, d10, w10)) {
       r.mode = "batch";
     }
-    Correctness.compareBatchCounts(List.of(d, f, w, d0, f0, s, d10, w10));
+    Correctness.compareCounts(List.of(d, f, w, d0, f0, s, d10, w10, sd, sw, sf));
     assertThat(d10.correct).isNull();
     assertThat(w10.correct).isNull();
     assertThat(w10.correctness).contains("sharding");
@@ -93,6 +96,10 @@ class ResultsSchemaTest {
     assertThat(f0.correct).isTrue();
     assertThat(s.correct).isNull();
     assertThat(s.correctness).startsWith("none");
+    assertThat(sd.correct).isTrue();
+    assertThat(sw.correct).isTrue();
+    assertThat(sf.correct).isFalse();
+    assertThat(sf.correctness).startsWith("streaming result counts differ");
   }
 
   @Test
