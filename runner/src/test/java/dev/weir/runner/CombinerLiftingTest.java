@@ -13,6 +13,9 @@ import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.Sum;
 import org.apache.beam.sdk.transforms.WithTimestamps;
 import org.apache.beam.sdk.transforms.windowing.FixedWindows;
+import org.apache.beam.sdk.transforms.windowing.AfterPane;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
+import org.apache.beam.sdk.transforms.windowing.Repeatedly;
 import org.apache.beam.sdk.transforms.windowing.Sessions;
 import org.apache.beam.sdk.transforms.windowing.Window;
 import org.apache.beam.sdk.values.KV;
@@ -71,6 +74,19 @@ class CombinerLiftingTest {
     input(sessions).apply(Window.into(Sessions.withGapDuration(Duration.millis(5)))).apply(Sum.integersPerKey());
     JobPlan notLifted = WeirRunner.translate(sessions, Pipelines.options(false));
     assertThat(kinds(notLifted)).contains("GroupByKey").doesNotContain("PartialCombine");
+  }
+
+  @Test
+  void planDoesNotLiftUnderADataDrivenTrigger() {
+    // Nexmark Q6's shape: one pane per element in the global window; lifting would fire fewer.
+    Pipeline perElement = Pipelines.create(false);
+    input(perElement)
+        .apply(Window.<KV<String, Integer>>into(new GlobalWindows())
+            .triggering(Repeatedly.forever(AfterPane.elementCountAtLeast(1)))
+            .discardingFiredPanes())
+        .apply(Sum.integersPerKey());
+    JobPlan plan = WeirRunner.translate(perElement, Pipelines.options(false));
+    assertThat(kinds(plan)).contains("GroupByKey").doesNotContain("PartialCombine");
   }
 
   private static List<String> kinds(JobPlan plan) {

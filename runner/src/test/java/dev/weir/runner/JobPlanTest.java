@@ -71,14 +71,27 @@ class JobPlanTest {
   }
 
   @Test
-  void statefulParDo_isRejectedAtTranslationNamingTransformAndUrn() {
+  void statefulParDo_startsAKeyedStageBehindAShuffle() {
     Pipeline p = Pipelines.create(false);
     p.apply(Create.of(KV.of("k", 1))).apply("Stateful", ParDo.of(new Stateful()));
+    JobPlan plan = WeirRunner.translate(p, Pipelines.options(false));
+
+    StagePlan keyed = plan.stages().get(plan.stages().size() - 1);
+    assertThat(kinds(keyed)).containsExactly("StatefulParDo");
+    assertThat(keyed.partitions()).isEqualTo(2);
+    assertThat(plan.streams()).singleElement().satisfies(s -> assertThat(s.kind()).isEqualTo(StreamPlan.Kind.SHUFFLE));
+  }
+
+  @Test
+  void statefulParDoWithSideInputs_isRejectedAtTranslationNamingTransformAndUrn() {
+    Pipeline p = Pipelines.create(false);
+    var view = p.apply("Side", Create.of(1)).apply(org.apache.beam.sdk.transforms.View.asSingleton());
+    p.apply(Create.of(KV.of("k", 1))).apply("Stateful", ParDo.of(new Stateful()).withSideInputs(view));
     assertThatThrownBy(() -> WeirRunner.translate(p, Pipelines.options(false)))
         .isInstanceOf(UnsupportedOperationException.class)
         .hasMessageContaining("'Stateful/ParMultiDo(Stateful)'")
         .hasMessageContaining("beam:transform:pardo:v1")
-        .hasMessageContaining("stateful");
+        .hasMessageContaining("stateful ParDo with side inputs");
   }
 
   private static List<String> kinds(StagePlan stage) {

@@ -35,6 +35,10 @@ import org.slf4j.LoggerFactory;
  * a task finished a bundle that wrote state, and closed (uncommitted writes dropped) when the loop
  * ends for any reason.
  *
+ * <p>Profiling: the container owns one {@link TransformSpans}; its tasks tag every call into an
+ * operator (and every fused edge, and source reads) with the transform's full name, so an
+ * async-profiler recording splits by PTransform. Inert without the profiler.
+ *
  * <p>Threading: everything here runs on the container's own thread, except {@link #stop()}.
  */
 final class Container implements Runnable {
@@ -110,12 +114,13 @@ final class Container implements Runnable {
   public void run() {
     MetricsSwitch metrics = new MetricsSwitch(new MetricsContainerImpl(null));
     metrics.installOnCurrentThread();
+    TransformSpans spans = new TransformSpans();
     Throwable failure = null;
     ContainerState state = null;
     try {
       state = executor.openState(id);
       for (StageTask task : tasks) {
-        task.open(metrics, state);
+        task.open(metrics, state, spans);
       }
       while (running && !allDone()) {
         int work = drainOutboxes();

@@ -11,5 +11,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param options the pipeline options
  * @param metrics the container thread's metrics switch
  * @param stepMetrics the Read step's container for this task, or null when metrics are off
+ * @param spans the container thread's span tracker (reader calls run in the Read step's span)
+ * @param stepName the Read step's full name, its span tag
  */
-public record SourceContext(PipelineOptions options, MetricsSwitch metrics, MetricsContainer stepMetrics) {}
+public record SourceContext(PipelineOptions options, MetricsSwitch metrics, MetricsContainer stepMetrics,
+    TransformSpans spans, String stepName) {}

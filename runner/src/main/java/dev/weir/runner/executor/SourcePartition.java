@@ -86,6 +86,7 @@ public abstract class SourcePartition implements InputPartition {
     switch (phase) {
       case DATA:
         MetricsContainer previous = context.metrics().swap(context.stepMetrics());
+        String previousSpan = context.spans().enter(context.stepName());
         try {
           IncomingMessageEnvelope next = next();
           if (next != null || !exhausted()) {
@@ -94,6 +95,7 @@ public abstract class SourcePartition implements InputPartition {
         } catch (IOException e) {
           throw new IllegalStateException("reading " + ssp.getStream() + " failed", e);
         } finally {
+          context.spans().exit(previousSpan);
           context.metrics().swap(previous);
         }
         phase = Phase.FINAL_WATERMARK;

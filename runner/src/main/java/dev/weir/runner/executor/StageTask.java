@@ -64,17 +64,21 @@ public final class StageTask
   /** Watermark and end-of-stream bookkeeping of one input partition. */
   private static final class Input {
     final InputPartition partition;
-    final Receiver entry;
+    /** The entry operator; wrapped in the entry transform's span at {@link StageTask#open}. */
+    Receiver entry;
     /** For a side-input stream: the consuming operator and the view's index; else null / -1. */
     final SideInputConsumer sideConsumer;
     final int sideIndex;
+    /** The stage node this input enters. */
+    final int entryNode;
     final long[] producerWatermarks;
     final boolean[] ended;
     int endedCount;
     long watermarkMs = MIN_WATERMARK_MS;
 
-    Input(InputPartition partition, Receiver entry, SideInputConsumer sideConsumer, int sideIndex) {
+    Input(InputPartition partition, Receiver entry, int entryNode, SideInputConsumer sideConsumer, int sideIndex) {
       this.partition = partition;
+      this.entryNode = entryNode;
       this.entry = entry;
       this.sideConsumer = sideConsumer;
       this.sideIndex = sideIndex;
@@ -119,6 +123,9 @@ public final class StageTask
   private final Input[] inputs;
   private final StepMetrics stepMetrics;
   private final boolean metricsEnabled;
+  /** Per node: its span tag, the PTransform's full name (a writer's: its stream's name). */
+  private final String[] tags;
+  private TransformSpans spans;
 
   /** Per node: the nodes feeding it inside the stage. */
   private final int[][] predecessors;
@@ -146,6 +153,10 @@ public final class StageTask
     this.metricsEnabled = metricsEnabled;
     List<NodeSpec> nodes = stage.nodes();
     this.operators = new Operator[nodes.size()];
+    this.tags = new String[nodes.size()];
+    for (NodeSpec node : nodes) {
+      tags[node.index()] = node.stepName();
+    }
     for (NodeSpec node : nodes) {
       if (node.writesTo() != null) {
         StreamWriter writer = new StreamWriter(streams.get(node.writesTo().id()), outbox, partition, name.getTaskName());
@@ -165,7 +176,7 @@ public final class StageTask
         consumer = (SideInputConsumer) operators[entry];
         sideIndex = planned.sideInput();
       }
-      inputs[i] = new Input(inputPartitions.get(i), operators[entry], consumer, sideIndex);
+      inputs[i] = new Input(inputPartitions.get(i), operators[entry], entry, consumer, sideIndex);
     }
     int n = operators.length;
     this.predecessors = new int[n][];
@@ -209,8 +220,14 @@ public final class StageTask
     return result;
   }
 
-  /** Opens operators and source readers on the calling (container) thread. */
-  void open(MetricsSwitch metrics, ContainerState state) {
+  /**
+   * Opens operators and source readers on the calling (container) thread.
+   *
+   * @param spans the container thread's span tracker: every edge of the fused graph and every
+   *     call the task makes into an operator runs in the callee transform's span segment
+   */
+  void open(MetricsSwitch metrics, ContainerState state, TransformSpans spans) {
+    this.spans = spans;
     List<NodeSpec> nodes = stage.nodes();
     MetricsContainer[] containers = new MetricsContainer[nodes.size()];
     for (NodeSpec node : nodes) {
@@ -224,15 +241,26 @@ public final class StageTask
         List<Integer> targets = e.getValue();
         Receiver[] receivers = new Receiver[targets.size()];
         for (int i = 0; i < receivers.length; i++) {
-          receivers[i] = operators[targets.get(i)];
+          int target = targets.get(i);
+          receivers[i] = new SpannedReceiver(operators[target], tags[target], spans);
         }
         outputs.put(e.getKey(), Receiver.fanOut(receivers));
       }
-      operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-          metrics, containers[node.index()], state));
+      String previous = spans.enter(tags[node.index()]);
+      try {
+        operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
+            metrics, containers[node.index()], state));
+      } finally {
+        spans.exit(previous);
+      }
+    }
+    for (Input input : inputs) {
+      if (input.sideConsumer == null) {
+        input.entry = new SpannedReceiver(input.entry, tags[input.entryNode], spans);
+      }
     }
     if (stage.source() != null) {
-      SourceContext sourceContext = new SourceContext(options, metrics, containers[0]);
+      SourceContext sourceContext = new SourceContext(options, metrics, containers[0], spans, tags[0]);
       for (Input input : inputs) {
         input.partition.open(sourceContext);
       }
@@ -293,7 +321,12 @@ public final class StageTask
    */
   private void processSideInput(Input input, Object message) {
     if (message instanceof WindowedValue<?> element) {
-      input.sideConsumer.acceptSideInput(input.sideIndex, element);
+      String previous = spans.enter(tags[input.entryNode]);
+      try {
+        input.sideConsumer.acceptSideInput(input.sideIndex, element);
+      } finally {
+        spans.exit(previous);
+      }
       return;
     }
     if (message instanceof ProducerWatermark watermark) {
@@ -303,7 +336,12 @@ public final class StageTask
     } else {
       throw new IllegalStateException("unexpected message " + message + " on " + input.partition.ssp());
     }
-    input.sideConsumer.advanceSideInputWatermark(input.sideIndex, input.watermarkMs);
+    String previous = spans.enter(tags[input.entryNode]);
+    try {
+      input.sideConsumer.advanceSideInputWatermark(input.sideIndex, input.watermarkMs);
+    } finally {
+      spans.exit(previous);
+    }
     propagateWatermarks(true);
     if (allInputsEnded()) {
       onEndOfStream(null, null);
@@ -316,8 +354,13 @@ public final class StageTask
       finishBundle();
     }
     Instant now = Instant.now();
-    for (Operator operator : operators) {
-      operator.onProcessingTime(now);
+    for (int i = 0; i < operators.length; i++) {
+      String previous = spans.enter(tags[i]);
+      try {
+        operators[i].onProcessingTime(now);
+      } finally {
+        spans.exit(previous);
+      }
     }
     propagateWatermarks(false); // processing-time firings may have released holds
   }
@@ -346,8 +389,13 @@ public final class StageTask
       return;
     }
     opened = false;
-    for (Operator operator : operators) {
-      operator.close();
+    for (int i = 0; i < operators.length; i++) {
+      String previous = spans.enter(tags[i]);
+      try {
+        operators[i].close();
+      } finally {
+        spans.exit(previous);
+      }
     }
     for (Input input : inputs) {
       input.partition.close();
@@ -437,7 +485,12 @@ public final class StageTask
           finished = true;
         }
         nodeWatermarkMs[i] = w;
-        operators[i].onWatermark(new Instant(w));
+        String previous = spans.enter(tags[i]);
+        try {
+          operators[i].onWatermark(new Instant(w));
+        } finally {
+          spans.exit(previous);
+        }
       }
       nodeOutputMs[i] = Math.min(nodeWatermarkMs[i], operators[i].watermarkHold().getMillis());
     }
@@ -477,8 +530,13 @@ public final class StageTask
 
   private void finishBundle() {
     bundleElements = 0;
-    for (Operator operator : operators) { // topological order: upstream output reaches downstream first
-      operator.finishBundle();
+    for (int i = 0; i < operators.length; i++) { // topological order: upstream output reaches downstream first
+      String previous = spans.enter(tags[i]);
+      try {
+        operators[i].finishBundle();
+      } finally {
+        spans.exit(previous);
+      }
     }
   }
 

@@ -6,7 +6,7 @@ import org.apache.beam.runners.core.TimerInternals;
 
 /**
  * The step context of a DoFn without state or timers: asking for either is a translation bug,
- * since stateful DoFns are rejected before they reach an operator. Stateless and shareable.
+ * since stateful DoFns are translated to {@link StatefulParDoOperator} instead. Stateless and shareable.
  */
 final class StatelessStepContext implements StepContext {
   static final StatelessStepContext INSTANCE = new StatelessStepContext();

@@ -204,6 +204,24 @@ public final class CachedStateInternals implements StateInternals {
     }
   }
 
+  /**
+   * A readable state evaluated when read, not when created: Beam lets a DoFn take
+   * {@code isEmpty()}/{@code get()} first and read it after further writes.
+   */
+  private static <T> ReadableState<T> lazy(java.util.function.Supplier<T> read) {
+    return new ReadableState<T>() {
+      @Override
+      public T read() {
+        return read.get();
+      }
+
+      @Override
+      public ReadableState<T> readLater() {
+        return this;
+      }
+    };
+  }
+
   private static void putInt(byte[] target, int at, int value) {
     target[at] = (byte) (value >>> 24);
     target[at + 1] = (byte) (value >>> 16);
@@ -393,7 +411,7 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public ReadableState<Boolean> isEmpty() {
-      return ReadableStates.immediate(length() == 0);
+      return lazy(() -> length() == 0);
     }
 
     @Override
@@ -474,7 +492,7 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public ReadableState<Boolean> isEmpty() {
-      return ReadableStates.immediate(store.get(cell, coder) == null);
+      return lazy(() -> store.get(cell, coder) == null);
     }
 
     @Override
@@ -519,7 +537,7 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public ReadableState<Boolean> isEmpty() {
-      return ReadableStates.immediate(store.get(cell, InstantCoder.of()) == null);
+      return lazy(() -> store.get(cell, InstantCoder.of()) == null);
     }
 
     @Override
@@ -594,13 +612,17 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public ReadableState<V> get(K k) {
-      return ReadableStates.immediate(store.get(entry(k), valueCoder));
+      StateKey e = entry(k);
+      return lazy(() -> store.get(e, valueCoder));
     }
 
     @Override
     public ReadableState<V> getOrDefault(K k, V defaultValue) {
-      V v = store.get(entry(k), valueCoder);
-      return ReadableStates.immediate(v == null ? defaultValue : v);
+      StateKey e = entry(k);
+      return lazy(() -> {
+        V v = store.get(e, valueCoder);
+        return v == null ? defaultValue : v;
+      });
     }
 
     private List<Map.Entry<K, V>> scan() {
@@ -616,24 +638,26 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public ReadableState<Iterable<K>> keys() {
-      return ReadableStates.immediate(scan().stream().map(Map.Entry::getKey).toList());
+      return lazy(() -> scan().stream().map(Map.Entry::getKey).toList());
     }
 
     @Override
     public ReadableState<Iterable<V>> values() {
-      return ReadableStates.immediate(scan().stream().map(Map.Entry::getValue).toList());
+      return lazy(() -> scan().stream().map(Map.Entry::getValue).toList());
     }
 
     @Override
     public ReadableState<Iterable<Map.Entry<K, V>>> entries() {
-      return ReadableStates.immediate(scan());
+      return lazy(this::scan);
     }
 
     @Override
     public ReadableState<Boolean> isEmpty() {
-      try (StoreIterator<byte[], V> it = store.prefix(elements, valueCoder)) {
-        return ReadableStates.immediate(!it.hasNext());
-      }
+      return lazy(() -> {
+        try (StoreIterator<byte[], V> it = store.prefix(elements, valueCoder)) {
+          return !it.hasNext();
+        }
+      });
     }
 
     @Override
@@ -662,7 +686,8 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public ReadableState<Boolean> contains(T t) {
-      return ReadableStates.immediate(store.get(entry(t), BooleanCoder.of()) != null);
+      StateKey e = entry(t);
+      return lazy(() -> store.get(e, BooleanCoder.of()) != null);
     }
 
     @Override
@@ -687,9 +712,11 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public ReadableState<Boolean> isEmpty() {
-      try (StoreIterator<byte[], Boolean> it = store.prefix(elements, BooleanCoder.of())) {
-        return ReadableStates.immediate(!it.hasNext());
-      }
+      return lazy(() -> {
+        try (StoreIterator<byte[], Boolean> it = store.prefix(elements, BooleanCoder.of())) {
+          return !it.hasNext();
+        }
+      });
     }
 
     @Override

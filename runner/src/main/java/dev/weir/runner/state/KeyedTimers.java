@@ -23,6 +23,11 @@ import org.joda.time.Instant;
  * polls ready timers one at a time ({@link #pollReadyEventTimer}), so timers set while firing are
  * seen by the same loop.
  *
+ * <p>Output holds (for user timers of stateful DoFns, {@link #KeyedTimers(boolean)}): every
+ * pending timer's output timestamp is kept in a {@link WatermarkHolds} multiset, so that the
+ * operator's output watermark waits for what the timer may still output ({@link #outputHold()}).
+ * runners-core's own GroupByKey timers need no holds (their state holds carry them).
+ *
  * <p>Threading: confined to the task's container thread.
  */
 public final class KeyedTimers implements TimerInternals {
@@ -65,11 +70,44 @@ public final class KeyedTimers implements TimerInternals {
   private final TreeSet<Entry> eventTime = new TreeSet<>();
   private final TreeSet<Entry> processingTime = new TreeSet<>();
   private final Map<Slot, Entry> index = new HashMap<>();
+  /** Output timestamps of pending timers, or null when timers do not hold the output watermark. */
+  private final WatermarkHolds outputHolds;
   private long sequence;
   private KeyContext<?> current;
   private Instant inputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
   private Instant outputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
   private Instant processingNow = Instant.now();
+
+  /** Timers that do not hold the output watermark (runners-core's GroupByKey). */
+  public KeyedTimers() {
+    this(false);
+  }
+
+  /**
+   * @param holdOutput whether each pending timer holds the output watermark at its output
+   *     timestamp (user timers of stateful DoFns)
+   */
+  public KeyedTimers(boolean holdOutput) {
+    this.outputHolds = holdOutput ? new WatermarkHolds() : null;
+  }
+
+  /**
+   * The earliest output timestamp of a pending timer, or {@link BoundedWindow#TIMESTAMP_MAX_VALUE}
+   * (always, when timers do not hold the output watermark).
+   */
+  public Instant outputHold() {
+    return outputHolds == null ? BoundedWindow.TIMESTAMP_MAX_VALUE : outputHolds.min();
+  }
+
+  /** The earliest pending event-time timer's timestamp, or null if there is none. */
+  public Instant nextEventTime() {
+    return eventTime.isEmpty() ? null : eventTime.first().data.getTimestamp();
+  }
+
+  /** Removes and returns the earliest processing-time timer whatever its time, or null. */
+  public Entry pollAnyProcessingTimer() {
+    return processingTime.isEmpty() ? null : remove(processingTime.pollFirst());
+  }
 
   /** Makes {@code key} the key that {@link TimerInternals} calls refer to. */
   public void setCurrentKey(KeyContext<?> key) {
@@ -134,7 +172,20 @@ public final class KeyedTimers implements TimerInternals {
   private Entry remove(Entry entry) {
     index.remove(entry.slot);
     entry.key.pendingTimers--;
+    release(entry);
     return entry;
+  }
+
+  private void hold(Entry entry) {
+    if (outputHolds != null && entry.data.getOutputTimestamp() != null) {
+      outputHolds.replace(null, entry.data.getOutputTimestamp());
+    }
+  }
+
+  private void release(Entry entry) {
+    if (outputHolds != null && entry.data.getOutputTimestamp() != null) {
+      outputHolds.replace(entry.data.getOutputTimestamp(), null);
+    }
   }
 
   @Override
@@ -150,10 +201,12 @@ public final class KeyedTimers implements TimerInternals {
     Entry old = index.put(slot, entry);
     if (old != null) {
       queue(old.data.getDomain()).remove(old);
+      release(old);
     } else {
       current.pendingTimers++;
     }
     queue(timer.getDomain()).add(entry);
+    hold(entry);
   }
 
   @Override
@@ -167,6 +220,7 @@ public final class KeyedTimers implements TimerInternals {
     if (old != null) {
       queue(old.data.getDomain()).remove(old);
       current.pendingTimers--;
+      release(old);
     }
   }
 

@@ -4,6 +4,7 @@ import dev.weir.runner.WeirPipelineOptions;
 import dev.weir.runner.operators.GroupByKeyOperator;
 import dev.weir.runner.operators.ParDoOperator;
 import dev.weir.runner.operators.PassThroughOperator;
+import dev.weir.runner.operators.StatefulParDoOperator;
 import dev.weir.runner.operators.WindowAssignOperator;
 import java.io.Closeable;
 import java.util.ArrayList;
@@ -36,6 +37,7 @@ import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
 import org.apache.beam.sdk.util.construction.PTransformTranslation;
 import org.apache.beam.sdk.util.construction.ParDoTranslation;
 import org.apache.beam.sdk.util.construction.SplittableParDo;
@@ -58,8 +60,10 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * (Impulse, Read) start stages with one partition per split.
  *
  * <p>Anything else fails here, at {@code run()}, with an {@link UnsupportedOperationException}
- * naming the transform's full name and URN. Not yet supported: stateful and splittable (unbounded)
- * DoFns, TestStream.
+ * naming the transform's full name and URN. A ParDo whose DoFn uses state, timers or
+ * {@code @OnWindowExpiration} starts a keyed stage of {@code --parallelism} partitions fed by a
+ * SHUFFLE stream ({@link #statefulParDo}). Not yet supported: stateful DoFns with side inputs or
+ * {@code @RequiresTimeSortedInput}, splittable (unbounded) DoFns, TestStream.
  *
  * <p>Threading: used once, on the thread that called {@code run()}.
  */
@@ -101,8 +105,12 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
    * Combiner lifting: translates a Combine.perKey as a partial combine fused into the producing
    * stage (one accumulator per key and window per bundle), a shuffle of accumulators, and a
    * GroupByKey whose reduce function merges accumulators. Only when that is equivalent: a plain
-   * {@link CombineFn} (no context, no side inputs), a non-merging WindowFn, and an accumulator
-   * coder. Otherwise the composite is expanded as usual (GroupByKey + Combine.GroupedValues).
+   * {@link CombineFn} (no context, no side inputs), a non-merging WindowFn, the default trigger,
+   * and an accumulator coder. A data-driven trigger (Nexmark Q6's {@code
+   * Repeatedly(AfterPane.elementCountAtLeast(1))}) counts elements arriving at the GroupByKey, and
+   * folding a bundle into one accumulator first would fire fewer panes than Direct and Flink do in
+   * streaming (Flink lifts only in batch). Otherwise the composite is expanded as usual
+   * (GroupByKey + Combine.GroupedValues).
    *
    * @return whether the composite was translated here
    */
@@ -114,7 +122,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     }
     PCollection<?> input = node.getInputs().values().iterator().next();
     WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
-    if (!windowing.getWindowFn().isNonMerging() || !(input.getCoder() instanceof KvCoder<?, ?> kvCoder)) {
+    if (!windowing.getWindowFn().isNonMerging() || !(windowing.getTrigger() instanceof DefaultTrigger)
+        || !(input.getCoder() instanceof KvCoder<?, ?> kvCoder)) {
       return false;
     }
     Coder accumulatorCoder;
@@ -225,9 +234,6 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     ParDo.MultiOutput<?, ?> parDo = (ParDo.MultiOutput<?, ?>) node.getTransform();
     DoFn<?, ?> fn = parDo.getFn();
     DoFnSignature signature = DoFnSignatures.getSignature(fn.getClass());
-    if (signature.usesState() || signature.usesTimers()) {
-      throw unsupported(node, "stateful ParDo (state or timers) is not supported yet");
-    }
     if (signature.processElement().isSplittable()) {
       throw unsupported(node, "splittable DoFn is not supported here (only bounded SDFs, via expansion)");
     }
@@ -246,6 +252,11 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     DoFn prototype = fn;
     Producer from = producerOf(input, node);
     List<PCollectionView<?>> views = new ArrayList<>(parDo.getSideInputs().values());
+    if (signature.usesState() || signature.usesTimers() || signature.onWindowExpiration() != null) {
+      statefulParDo(node, signature, from, prototype, mainTag, additional, inputCoder, outputCoders, windowing,
+          schema, sideInputMapping, views);
+      return;
+    }
     if (views.isEmpty()) {
       NodeSpec spec = from.stage().addNode(node.getFullName(), "ParDo",
           () -> new ParDoOperator(prototype, mainTag, additional, inputCoder, outputCoders,
@@ -273,6 +284,39 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
       connect(viewProducer, sideWriter);
       stage.addSideInput(side, spec.index(), i);
     }
+    registerOutputs(node, stage, spec);
+  }
+
+  /**
+   * A stateful ParDo starts a keyed stage of {@code --parallelism} partitions fed by a SHUFFLE
+   * stream partitioned by the input's key, so that every key's state and timers live in one task.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void statefulParDo(TransformHierarchy.Node node, DoFnSignature signature, Producer from, DoFn prototype,
+      TupleTag mainTag, List<TupleTag<?>> additional, Coder inputCoder, Map<TupleTag<?>, Coder<?>> outputCoders,
+      WindowingStrategy<?, ?> windowing, org.apache.beam.sdk.transforms.DoFnSchemaInformation schema,
+      Map<String, PCollectionView<?>> sideInputMapping, List<PCollectionView<?>> views) {
+    if (!(inputCoder instanceof KvCoder<?, ?> kvCoder)) {
+      throw unsupported(node, "stateful ParDo input coder is not a KvCoder: " + inputCoder);
+    }
+    if (!views.isEmpty()) {
+      throw unsupported(node, "stateful ParDo with side inputs is not supported yet");
+    }
+    if (signature.processElement().requiresTimeSortedInput()) {
+      throw unsupported(node, "@RequiresTimeSortedInput is not supported yet");
+    }
+    if (!windowing.getWindowFn().isNonMerging()) {
+      throw unsupported(node, "stateful ParDo over merging windows (" + windowing.getWindowFn() + ")");
+    }
+    StagePlan stage = newStage(Math.max(1, options.getParallelism()), null);
+    StreamPlan stream = newStream(StreamPlan.Kind.SHUFFLE, from.stage(), stage, kvCoder.getKeyCoder(), node);
+    NodeSpec writer = from.stage().addNode(stream.name(), "ShuffleWrite", null, stream);
+    connect(from, writer);
+    KvCoder kv = kvCoder;
+    NodeSpec spec = stage.addNode(node.getFullName(), "StatefulParDo",
+        () -> new StatefulParDoOperator(prototype, mainTag, additional, kv, outputCoders, windowing, schema,
+            sideInputMapping), null);
+    stage.addInput(stream, spec.index());
     registerOutputs(node, stage, spec);
   }
 

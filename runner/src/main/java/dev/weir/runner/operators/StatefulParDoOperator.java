@@ -1,0 +1,347 @@
+package dev.weir.runner.operators;
+
+import dev.weir.runner.state.ByteKey;
+import dev.weir.runner.state.CachedStateInternals;
+import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.state.KeyContext;
+import dev.weir.runner.state.KeyedTimers;
+import dev.weir.runner.state.WatermarkHolds;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.runners.core.DoFnRunner;
+import org.apache.beam.runners.core.DoFnRunners;
+import org.apache.beam.runners.core.NullSideInputReader;
+import org.apache.beam.runners.core.StateInternals;
+import org.apache.beam.runners.core.StateNamespace;
+import org.apache.beam.runners.core.StateNamespaces;
+import org.apache.beam.runners.core.StateTag;
+import org.apache.beam.runners.core.StatefulDoFnRunner;
+import org.apache.beam.runners.core.StepContext;
+import org.apache.beam.runners.core.TimerInternals;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderException;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.metrics.MetricsContainer;
+import org.apache.beam.sdk.state.State;
+import org.apache.beam.sdk.state.StateContext;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
+import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
+import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.util.CoderUtils;
+import org.apache.beam.sdk.util.SerializableUtils;
+import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollectionView;
+import org.apache.beam.sdk.values.TupleTag;
+import org.apache.beam.sdk.values.WindowedValue;
+import org.apache.beam.sdk.values.WindowingStrategy;
+import org.joda.time.Instant;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A ParDo whose DoFn uses state, timers or {@code @OnWindowExpiration}, on a keyed stage fed by a
+ * SHUFFLE stream (the translator cuts one in front of it), run through runners-core:
+ * {@link DoFnRunners#simpleRunner} wrapped in {@link DoFnRunners#defaultStatefulDoFnRunner}, which
+ * drops late elements, sets a cleanup timer per (key, window) at the window's garbage-collection
+ * time, and when it fires calls {@code @OnWindowExpiration} and clears the window's state.
+ *
+ * <p>Keys: elements arrive with their key already encoded by the shuffle writer; per encoded key
+ * the operator keeps a {@link KeyContext} (key object, {@link CachedStateInternals} whose cell
+ * prefix is built once per key, pending-timer count), dropped when the key has no timers left
+ * (the cleanup timer keeps it while any window of the key has state).
+ *
+ * <p>Timers: one {@link KeyedTimers} for all keys of the task, with output holds: each pending
+ * timer holds the output watermark at its output timestamp. Event-time timers fire when the input
+ * watermark passes them, earliest first (per key and across keys), all ready ones in the bundle
+ * that the watermark opens; a timer set while firing is fired in the same loop if it is ready.
+ * Processing-time and synchronized-processing-time timers fire from the run loop's clock. At the
+ * end of input (watermark +infinity) every event-time timer fires, then the processing-time timers
+ * pending at that moment fire once each (a processing-time timer can no longer wait for a clock
+ * that outlives the input); ones they set are dropped.
+ *
+ * <p>Watermark: {@link #watermarkHold()} is the minimum of the state's watermark holds and the
+ * timers' output holds. State is committed (dirty cache entries written in one batch) after every
+ * bundle that ran.
+ *
+ * <p>Threading: confined to the task's container thread.
+ */
+public final class StatefulParDoOperator<K, V, OutT> implements Operator {
+  private static final Logger LOG = LoggerFactory.getLogger(StatefulParDoOperator.class);
+
+  private final DoFn<KV<K, V>, OutT> prototype;
+  private final TupleTag<OutT> mainTag;
+  private final List<TupleTag<?>> additionalTags;
+  private final KvCoder<K, V> inputCoder;
+  private final Map<TupleTag<?>, Coder<?>> outputCoders;
+  private final WindowingStrategy<?, ?> windowingStrategy;
+  private final DoFnSchemaInformation schemaInformation;
+  private final Map<String, PCollectionView<?>> sideInputMapping;
+
+  private final Map<ByteKey, KeyContext<K>> keys = new HashMap<>();
+  private final KeyedTimers timers = new KeyedTimers(true);
+  private final WatermarkHolds holds = new WatermarkHolds();
+  private ContainerState state;
+  private byte[] operatorPrefix;
+  private KeyContext<K> current;
+  private OperatorContext context;
+  private MetricsContainer stepMetrics;
+  private DoFnInvoker<KV<K, V>, OutT> invoker;
+  private DoFnRunner<KV<K, V>, OutT> runner;
+  private Receiver mainOutput;
+  private Map<TupleTag<?>, Receiver> additionalOutputs;
+  private boolean inBundle;
+  private boolean ended;
+
+  /** Describes the ParDo; nothing is instantiated until {@link #open}. */
+  public StatefulParDoOperator(
+      DoFn<KV<K, V>, OutT> prototype,
+      TupleTag<OutT> mainTag,
+      List<TupleTag<?>> additionalTags,
+      KvCoder<K, V> inputCoder,
+      Map<TupleTag<?>, Coder<?>> outputCoders,
+      WindowingStrategy<?, ?> windowingStrategy,
+      DoFnSchemaInformation schemaInformation,
+      Map<String, PCollectionView<?>> sideInputMapping) {
+    this.prototype = prototype;
+    this.mainTag = mainTag;
+    this.additionalTags = additionalTags;
+    this.inputCoder = inputCoder;
+    this.outputCoders = outputCoders;
+    this.windowingStrategy = windowingStrategy;
+    this.schemaInformation = schemaInformation;
+    this.sideInputMapping = sideInputMapping;
+  }
+
+  @Override
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public void open(OperatorContext context) {
+    this.context = context;
+    this.state = context.state();
+    this.operatorPrefix = state.newOperatorPrefix();
+    this.stepMetrics = context.stepMetrics();
+    this.mainOutput = context.output(mainTag);
+    this.additionalOutputs = new HashMap<>();
+    for (TupleTag<?> tag : additionalTags) {
+      additionalOutputs.put(tag, context.output(tag));
+    }
+    DoFn<KV<K, V>, OutT> fn;
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      fn = SerializableUtils.clone(prototype);
+      invoker = DoFnInvokers.tryInvokeSetupFor(fn, context.options());
+    } finally {
+      context.metrics().swap(previous);
+    }
+    StateInternals currentState = new CurrentKeyState();
+    StepContext stepContext = new StepContext() {
+      @Override
+      public StateInternals stateInternals() {
+        return currentState;
+      }
+
+      @Override
+      public TimerInternals timerInternals() {
+        return timers;
+      }
+    };
+    DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(
+        context.options(), fn, NullSideInputReader.empty(), new Router(), mainTag, additionalTags,
+        stepContext, inputCoder, outputCoders, windowingStrategy, schemaInformation, sideInputMapping);
+    Coder windowCoder = windowingStrategy.getWindowFn().windowCoder();
+    runner = DoFnRunners.defaultStatefulDoFnRunner(fn, inputCoder, simple, stepContext, windowingStrategy,
+        new StatefulDoFnRunner.TimeInternalsCleanupTimer<>(timers, windowingStrategy),
+        new StatefulDoFnRunner.StateInternalsStateCleaner<>(fn, currentState, windowCoder));
+  }
+
+  @Override
+  public void accept(WindowedValue<?> element) {
+    @SuppressWarnings("unchecked")
+    K key = ((KV<K, V>) element.getValue()).getKey();
+    try {
+      acceptKeyed(CoderUtils.encodeToByteArray(inputCoder.getKeyCoder(), key), element);
+    } catch (CoderException e) {
+      throw new IllegalStateException("cannot encode a key of " + context.stepName(), e);
+    }
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public void acceptKeyed(byte[] keyBytes, WindowedValue<?> element) {
+    WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
+    ByteKey id = new ByteKey(keyBytes);
+    KeyContext<K> key = keys.get(id);
+    if (key == null) {
+      K k = kv.getValue().getKey();
+      key = new KeyContext<>(k, id, new CachedStateInternals(k, keyBytes, operatorPrefix, state.store(), holds));
+      keys.put(id, key);
+    }
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    setCurrent(key);
+    try {
+      startBundleIfNeeded();
+      runner.processElement(kv);
+    } finally {
+      context.metrics().swap(previous);
+    }
+    forgetIfIdle(key);
+  }
+
+  @Override
+  public void onWatermark(Instant inputWatermark) {
+    timers.advanceInputWatermark(inputWatermark, watermarkHold());
+    KeyedTimers.Entry ready;
+    while ((ready = timers.pollReadyEventTimer()) != null) {
+      fire(ready);
+    }
+    if (!ended && !inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+      ended = true;
+      fireProcessingTimersAtEnd();
+      keys.clear();
+    }
+    timers.advanceInputWatermark(inputWatermark, watermarkHold());
+  }
+
+  /** End of input: each processing-time timer pending now fires once; timers they set are dropped. */
+  private void fireProcessingTimersAtEnd() {
+    List<KeyedTimers.Entry> pending = new java.util.ArrayList<>();
+    KeyedTimers.Entry entry;
+    while ((entry = timers.pollAnyProcessingTimer()) != null) {
+      pending.add(entry);
+    }
+    for (KeyedTimers.Entry timer : pending) {
+      fire(timer);
+      KeyedTimers.Entry ready;
+      while ((ready = timers.pollReadyEventTimer()) != null) {
+        fire(ready);
+      }
+    }
+    timers.clearProcessingTimers();
+  }
+
+  @Override
+  public void onProcessingTime(Instant now) {
+    if (ended) {
+      return;
+    }
+    timers.advanceProcessingTime(now);
+    KeyedTimers.Entry ready;
+    while ((ready = timers.pollReadyProcessingTimer()) != null) {
+      fire(ready);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private void fire(KeyedTimers.Entry ready) {
+    KeyContext<K> key = (KeyContext<K>) ready.key();
+    TimerInternals.TimerData timer = ready.data();
+    StateNamespace namespace = timer.getNamespace();
+    BoundedWindow window = namespace instanceof StateNamespaces.WindowNamespace<?> w
+        ? w.getWindow() : org.apache.beam.sdk.transforms.windowing.GlobalWindow.INSTANCE;
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    setCurrent(key);
+    try {
+      startBundleIfNeeded();
+      runner.onTimer(timer.getTimerId(), timer.getTimerFamilyId(), key.key(), window, timer.getTimestamp(),
+          timer.getOutputTimestamp(), timer.getDomain());
+    } finally {
+      context.metrics().swap(previous);
+    }
+    forgetIfIdle(key);
+  }
+
+  private void setCurrent(KeyContext<K> key) {
+    current = key;
+    timers.setCurrentKey(key);
+  }
+
+  /** A key with no pending timers has no state either (the cleanup timer outlives its state). */
+  private void forgetIfIdle(KeyContext<K> key) {
+    if (key.pendingTimers() == 0) {
+      keys.remove(key.id());
+    }
+  }
+
+  private void startBundleIfNeeded() {
+    if (!inBundle) {
+      inBundle = true;
+      runner.startBundle();
+    }
+  }
+
+  @Override
+  public Instant watermarkHold() {
+    Instant stateHold = holds.min();
+    Instant timerHold = timers.outputHold();
+    return stateHold.isBefore(timerHold) ? stateHold : timerHold;
+  }
+
+  /** Keys with live state or timers (for tests). */
+  public int liveKeys() {
+    return keys.size();
+  }
+
+  @Override
+  public void finishBundle() {
+    if (!inBundle) {
+      return;
+    }
+    inBundle = false;
+    state.requestCommit();
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      runner.finishBundle();
+    } finally {
+      context.metrics().swap(previous);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (invoker == null) {
+      return;
+    }
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      invoker.invokeTeardown();
+    } catch (RuntimeException e) {
+      LOG.warn("Teardown of the DoFn of {} failed", context.stepName(), e);
+    } finally {
+      invoker = null;
+      context.metrics().swap(previous);
+    }
+  }
+
+  /** The state of whichever key is current; what runners-core's runners and cleaner see. */
+  private final class CurrentKeyState implements StateInternals {
+    @Override
+    public Object getKey() {
+      return current.key();
+    }
+
+    @Override
+    public <T extends State> T state(StateNamespace namespace, StateTag<T> address, StateContext<?> c) {
+      return current.state().state(namespace, address, c);
+    }
+  }
+
+  /** Routes runner outputs by tag; allocation-free. */
+  private final class Router implements WindowedValueMultiReceiver {
+    @Override
+    public <T> void output(TupleTag<T> tag, WindowedValue<T> output) {
+      if (tag == mainTag) {
+        mainOutput.accept(output);
+        return;
+      }
+      Receiver receiver = additionalOutputs.get(tag);
+      if (receiver != null) {
+        receiver.accept(output);
+      } else if (tag.equals(mainTag)) {
+        mainOutput.accept(output);
+      }
+    }
+  }
+}
