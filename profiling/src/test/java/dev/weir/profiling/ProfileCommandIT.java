@@ -67,6 +67,32 @@ class ProfileCommandIT {
   }
 
   @Test
+  void run_ofAWeirPipeline_splitsTheProfileByItsPTransforms() throws Exception {
+    Path out = dir.resolve("weir");
+    assertThat(cli("run", "--main", WeirPipelineWorkload.class.getName(), "--out", out.toString(),
+        "--interval-ms", "2", "--", "300000")).isZero();
+    assertThat(out.resolve("cpu.html")).isNotEmptyFile();
+    assertThat(out.resolve("alloc.html")).isNotEmptyFile();
+    String summary = Files.readString(out.resolve("summary.txt"));
+    assertThat(summary).contains("Share of CPU samples per PTransform");
+    JsonNode profile = new ObjectMapper().readTree(out.resolve("profile.json").toFile());
+    List<String> transforms = new ArrayList<>();
+    String top = null;
+    double topShare = -1;
+    for (JsonNode t : profile.get("transforms")) {
+      transforms.add(t.get("transform").asText());
+      if (t.get("cpuShare").asDouble() > topShare) {
+        topShare = t.get("cpuShare").asDouble();
+        top = t.get("transform").asText();
+      }
+    }
+    assertThat(transforms).anyMatch(t -> t.startsWith("Burn"));
+    assertThat(transforms).anyMatch(t -> t.startsWith("Numbers"));
+    assertThat(transforms).anyMatch(t -> t.startsWith("SumPerKey"));
+    assertThat(top).as("the CPU-heavy transform leads the split").startsWith("Burn");
+  }
+
+  @Test
   void diff_ofTwoRuns_writesADifferentialFlameGraph() throws Exception {
     Path a = runWorkload("a");
     Path b = runWorkload("b");
