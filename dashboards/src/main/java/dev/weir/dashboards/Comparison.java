@@ -181,26 +181,39 @@ public final class Comparison {
   public record Step(String from, String to, Map<Integer, Double> perQuery, Double averageRate) {}
 
   /**
-   * The improvement steps of {@code runner} in {@code mode} across {@code files}, which are first
-   * ordered by {@link #chronological}.
+   * The improvement steps of {@code runner} in {@code mode} across {@code files}: files are
+   * ordered by {@link #chronological}, and each is compared with the previous file that ran with
+   * the same {@link #comparableSettings} (events per run, parallelism), since throughput at
+   * another event count or parallelism is not an improvement or a regression.
    */
   public static List<Step> improvements(List<ResultsFile> files, String runner, String mode) {
     List<ResultsFile> ordered = chronological(files);
     List<Step> steps = new ArrayList<>();
-    for (int i = 1; i < ordered.size(); i++) {
-      Map<Integer, Double> before = throughputByQuery(ordered.get(i - 1), runner, mode);
-      Map<Integer, Double> after = throughputByQuery(ordered.get(i), runner, mode);
+    Map<String, ResultsFile> previous = new LinkedHashMap<>();
+    for (ResultsFile current : ordered) {
+      ResultsFile prior = previous.put(comparableSettings(current), current);
+      if (prior == null) {
+        continue;
+      }
+      Map<Integer, Double> before = throughputByQuery(prior, runner, mode);
+      Map<Integer, Double> after = throughputByQuery(current, runner, mode);
       Map<Integer, Double> ratios = new TreeMap<>();
       after.forEach((q, eps) -> {
-        Double prior = before.get(q);
-        if (prior != null) {
-          ratios.put(q, eps / prior);
+        Double earlier = before.get(q);
+        if (earlier != null) {
+          ratios.put(q, eps / earlier);
         }
       });
       Double mean = geometricMean(ratios.values());
-      steps.add(new Step(ordered.get(i - 1).label(), ordered.get(i).label(), ratios, mean == null ? null : mean - 1));
+      steps.add(new Step(prior.label(), current.label(), ratios, mean == null ? null : mean - 1));
     }
     return steps;
+  }
+
+  /** The settings two files must share for their throughputs to be compared over time. */
+  public static String comparableSettings(ResultsFile f) {
+    return "events=" + f.settings().path("events").asText("?")
+        + ", parallelism=" + f.settings().path("parallelism").asText("?");
   }
 
   /** Files in the order they ran (by {@code startedAt}, then path). */

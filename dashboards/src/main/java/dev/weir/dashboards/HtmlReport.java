@@ -333,7 +333,8 @@ public final class HtmlReport {
         page.raw("</tbody></table></div>");
       }
     }
-    page.raw("<p class=\"hint\">The average per-query change is the geometric mean of the per-query "
+    page.raw("<p class=\"hint\">Each run is compared with the previous run of the same events per run and "
+        + "parallelism. The average per-query change is the geometric mean of the per-query "
         + "throughput ratios minus one, over the queries that were ok in both runs.</p></section>\n");
   }
 

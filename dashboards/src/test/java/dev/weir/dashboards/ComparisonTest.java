@@ -98,6 +98,24 @@ class ComparisonTest {
   }
 
   @Test
+  void improvements_compareOnlyRunsWithTheSameEventsAndParallelism() throws Exception {
+    SampleResults small = SampleResults.fullComparison("2026-11-21T09:00:00Z", 1.0);
+    ResultsFile a = file(SampleResults.fullComparison("2026-11-20T10:00:00Z", 2.0), "a");
+    ResultsFile b = file(withEvents(small, 20_000), "b");
+    ResultsFile c = file(SampleResults.fullComparison("2026-11-22T10:00:00Z", 3.0), "c");
+    List<Step> steps = Comparison.improvements(List.of(a, b, c), "weir", "streaming");
+    assertThat(steps).hasSize(1);
+    assertThat(steps.get(0).from()).startsWith("2026-11-20");
+    assertThat(steps.get(0).to()).startsWith("2026-11-22");
+    assertThat(steps.get(0).averageRate()).isCloseTo(0.5, within(1e-9));
+  }
+
+  private static SampleResults withEvents(SampleResults s, long events) {
+    s.settings().put("events", events);
+    return s;
+  }
+
+  @Test
   void improvements_averageOnlyOverQueriesOkInBothFiles() throws Exception {
     ResultsFile a = file(new SampleResults("2026-11-20T10:00:00Z")
         .run("weir", 0, "streaming", "ok", 100.0, 1L, null)

@@ -76,6 +76,11 @@ final class SampleResults {
     return s;
   }
 
+  /** The settings object, for tests that vary it. */
+  ObjectNode settings() {
+    return (ObjectNode) root.get("settings");
+  }
+
   Path write(Path dir) throws IOException {
     Files.createDirectories(dir);
     Path file = dir.resolve("results.json");
