@@ -2,6 +2,7 @@ package dev.weir.runner.executor;
 
 import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.time.JobClock;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
@@ -22,8 +23,10 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #drainOutboxes()}: move blocked tasks' output into downstream streams;
  *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
  *       {@value #BURST} envelopes each, skipping tasks that are blocked or done;
- *   <li>{@link #tick()}: every {@value #TICK_NS} ns, let tasks close timed-out bundles and fire
- *       processing-time timers ({@code WindowableTask.window});
+ *   <li>{@link #tick()}: every {@value #TICK_NS} ns (real time), let tasks close timed-out bundles
+ *       and fire processing-time timers ({@code WindowableTask.window}) at the job's
+ *       {@link JobClock} (the system clock, or a test stream's manual clock); with a
+ *       {@link Quiescence} tracker, processed stream envelopes and ticks are reported to it;
  *   <li>idle with back-off if nothing happened.
  * </ol>
  *
@@ -46,8 +49,12 @@ final class Container implements Runnable {
   static final int BURST = 16;
   static final long TICK_NS = 5_000_000L;
 
-  /** A task's input partition, the unit of round-robin. */
-  private record Slot(StageTask task, InputPartition input) {}
+  /**
+   * A task's input partition, the unit of round-robin.
+   *
+   * @param counted whether processed envelopes count for quiescence (in-process streams only)
+   */
+  private record Slot(StageTask task, InputPartition input, boolean counted) {}
 
   /** Records a task's synchronous completion or failure; reused for every envelope. */
   private static final class Callback implements TaskCallback {
@@ -81,20 +88,25 @@ final class Container implements Runnable {
   private final List<StageTask> tasks;
   private final Slot[] slots;
   private final JobExecutor executor;
+  private final JobClock clock;
+  /** The job's quiescence tracker (test streams), or null. */
+  private final Quiescence quiescence;
   private final Callback callback = new Callback();
   private final BackoffIdle idle = new BackoffIdle();
   private volatile boolean running = true;
   private int cursor;
   private long lastTickNs;
 
-  Container(int id, List<StageTask> tasks, JobExecutor executor) {
+  Container(int id, List<StageTask> tasks, JobExecutor executor, JobClock clock, Quiescence quiescence) {
     this.id = id;
     this.tasks = tasks;
     this.executor = executor;
+    this.clock = clock;
+    this.quiescence = quiescence;
     List<Slot> all = new ArrayList<>();
     for (StageTask task : tasks) {
       for (InputPartition input : task.inputPartitions()) {
-        all.add(new Slot(task, input));
+        all.add(new Slot(task, input, quiescence != null && input instanceof InProcessStream.Partition));
       }
     }
     this.slots = all.toArray(new Slot[0]);
@@ -150,6 +162,9 @@ final class Container implements Runnable {
         }
       }
       MetricsEnvironment.setCurrentContainer(null);
+      if (quiescence != null) {
+        quiescence.exited(id);
+      }
     }
     executor.containerExited(this, failure);
   }
@@ -185,6 +200,9 @@ final class Container implements Runnable {
           break;
         }
         task.processAsync(envelope, NO_COLLECTOR, NO_COORDINATOR, callback);
+        if (slot.counted()) {
+          quiescence.processed();
+        }
         processed++;
         if (callback.failure != null) {
           throw callback.failure;
@@ -201,10 +219,14 @@ final class Container implements Runnable {
       return 0;
     }
     lastTickNs = now;
+    long clockMillis = clock.millis(); // read before the tasks do: they see this time or later
     for (StageTask task : tasks) {
       if (!task.isDone() && !task.isBlocked()) {
         task.window(NO_COLLECTOR, NO_COORDINATOR);
       }
+    }
+    if (quiescence != null) {
+      quiescence.ticked(id, clockMillis);
     }
     return 0;
   }

@@ -2,7 +2,12 @@ package dev.weir.runner.executor;
 
 import dev.weir.runner.WeirPipelineOptions;
 import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.application.InProcessApplicationDescriptor;
+import dev.weir.runner.application.WeirTaskApplication;
 import dev.weir.runner.state.ContainerState;
+import org.apache.samza.container.TaskName;
+import dev.weir.runner.time.JobClock;
+import dev.weir.runner.time.ManualJobClock;
 import dev.weir.state.StateBackend;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -12,7 +17,6 @@ import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import dev.weir.runner.translation.JobPlan;
-import dev.weir.runner.translation.StagePlan;
 import dev.weir.runner.translation.StreamPlan;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,8 +28,10 @@ import java.util.concurrent.TimeUnit;
 import org.apache.beam.sdk.metrics.MetricResults;
 
 /**
- * The embedded executor of one job: builds the in-process streams, one {@link StageTask} per
- * partition of every stage, spreads the tasks over {@code --containers} {@link Container}s
+ * The embedded executor of one job: builds the in-process streams, describes the job as a
+ * samza-api {@link WeirTaskApplication} into an {@link InProcessApplicationDescriptor}, creates
+ * one {@link StageTask} per partition of every stage through the task factory that description
+ * declares, spreads the tasks over {@code --containers} {@link Container}s
  * (round-robin in plan order, so a stage's partitions land on different threads) and runs each
  * container on its own daemon thread.
  *
@@ -36,6 +42,10 @@ import org.apache.beam.sdk.metrics.MetricResults;
  * <p>State: each container opens its own storage ({@code --stateBackend}) under one per-job
  * directory in {@code --stateDirectory}; the directory is deleted when the last container has
  * exited (end, failure or cancel), because Weir does not restore state across jobs yet.
+ *
+ * <p>Time: processing time comes from the system clock, except in a job that reads a
+ * {@code TestStream}, which runs on a {@link ManualJobClock} that the stream's processing-time
+ * events advance once the job is quiescent ({@link Quiescence}).
  *
  * <p>Threading: {@link #start()} once from the submitting thread; {@link #cancel()},
  * {@link #metrics()} and {@link #completion()} from any thread.
@@ -67,25 +77,28 @@ public final class JobExecutor {
     if (options.getMetricsEnabled()) {
       plan.translationMetrics().forEach(metrics::register);
     }
+    int containerCount = Math.max(1, Math.min(options.getContainers(), plan.taskCount()));
+    // A test stream controls time: a manual clock, and quiescence tracking so that it can wait
+    // for the job to settle before each event. Other jobs pay nothing for either.
+    JobClock clock = plan.hasTestStream() ? new ManualJobClock() : JobClock.SYSTEM;
+    Quiescence quiescence = plan.hasTestStream() ? new Quiescence(containerCount) : null;
     Map<Integer, InProcessStream> streams = new HashMap<>();
     for (StreamPlan stream : plan.streams()) {
       streams.put(stream.id(), new InProcessStream(stream, STREAM_PARTITION_CAPACITY));
     }
-    for (StagePlan stage : plan.stages()) {
-      for (int p = 0; p < stage.partitions(); p++) {
-        List<InputPartition> inputs = new ArrayList<>();
-        String taskName = stage.name() + "-p" + p;
-        if (stage.source() != null) {
-          inputs.add(SourcePartition.create(stage.source(), stage.name() + "-source", p, taskName));
-        }
-        for (StagePlan.Input input : stage.inputs()) {
-          inputs.add(streams.get(input.stream().id()).partition(p));
-        }
-        tasks.add(new StageTask(stage, p, inputs, streams, options, options.getMaxBundleSize(),
-            options.getMaxBundleTimeMs(), metrics, options.getMetricsEnabled()));
-      }
+    // The job as a samza-api TaskApplication; the tasks come from the factory it declares.
+    WeirTaskApplication application = new WeirTaskApplication(plan, new WeirTaskFactory(plan, streams, options,
+        options.getMaxBundleSize(), options.getMaxBundleTimeMs(), metrics, options.getMetricsEnabled(), clock,
+        quiescence));
+    InProcessApplicationDescriptor description = new InProcessApplicationDescriptor(Map.of());
+    application.describe(description);
+    if (!(description.taskFactory() instanceof WeirTaskFactory factory)) {
+      throw new IllegalStateException("the application declared a task factory the embedded executor cannot bind: "
+          + description.taskFactory());
     }
-    int containerCount = Math.max(1, Math.min(options.getContainers(), tasks.size()));
+    for (TaskName name : application.taskNames()) {
+      tasks.add(factory.createTask(name));
+    }
     List<List<StageTask>> assignment = new ArrayList<>();
     for (int c = 0; c < containerCount; c++) {
       assignment.add(new ArrayList<>());
@@ -94,7 +107,7 @@ public final class JobExecutor {
       assignment.get(i % containerCount).add(tasks.get(i));
     }
     for (int c = 0; c < containerCount; c++) {
-      Container container = new Container(c, assignment.get(c), this);
+      Container container = new Container(c, assignment.get(c), this, clock, quiescence);
       containers.add(container);
       Thread thread = new Thread(container, container.threadName());
       thread.setDaemon(true);

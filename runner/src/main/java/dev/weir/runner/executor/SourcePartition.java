@@ -1,6 +1,12 @@
 package dev.weir.runner.executor;
 
+import dev.weir.runner.time.JobClock;
+import dev.weir.runner.time.ManualJobClock;
 import dev.weir.runner.translation.SourceSpec;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.beam.sdk.testing.TestStream;
+import org.apache.beam.sdk.values.TimestampedValue;
 import java.io.IOException;
 import org.apache.beam.sdk.io.BoundedSource;
 import org.apache.beam.sdk.io.UnboundedSource;
@@ -24,6 +30,10 @@ import org.slf4j.LoggerFactory;
  * {@value #WATERMARK_EVERY_ELEMENTS} elements, and a watermark envelope is emitted when it advanced.
  * Checkpoint marks are not taken yet (no durable commit of source positions in this slice).
  *
+ * <p>A {@code TestStream} replays its events ({@link TestStreamPartition}): each one only once the
+ * job is quiescent, watermark events as source watermarks, processing-time events as advances of
+ * the job's {@link ManualJobClock}.
+ *
  * <p>Threading: confined to the consuming container's thread (reader calls run there, with the
  * Read step's metrics container current).
  */
@@ -44,9 +54,20 @@ public abstract class SourcePartition implements InputPartition {
     this.taskName = taskName;
   }
 
-  /** Creates the partition for split {@code partition} of {@code spec}. */
-  public static SourcePartition create(SourceSpec spec, String streamName, int partition, String taskName) {
-    if (spec instanceof SourceSpec.Impulse) {
+  /**
+   * Creates the partition for split {@code partition} of {@code spec}.
+   *
+   * @param clock the job's clock; a test stream advances it, so it must then be a {@link ManualJobClock}
+   * @param quiescence the job's quiescence tracker; required for a test stream, else may be null
+   */
+  public static SourcePartition create(SourceSpec spec, String streamName, int partition, String taskName,
+      JobClock clock, Quiescence quiescence) {
+    if (spec instanceof SourceSpec.Test t) {
+      if (!(clock instanceof ManualJobClock manual) || quiescence == null) {
+        throw new IllegalArgumentException("a test stream needs a manual clock and a quiescence tracker");
+      }
+      return new TestStreamPartition(t.events(), streamName, partition, taskName, manual, quiescence);
+    } else if (spec instanceof SourceSpec.Impulse) {
       return new ImpulsePartition(streamName, partition, taskName);
     } else if (spec instanceof SourceSpec.Empty) {
       return new EmptyPartition(streamName, partition, taskName);
@@ -295,4 +316,63 @@ public abstract class SourcePartition implements InputPartition {
     }
   }
 
+  /**
+   * Beam's {@code TestStream}, replayed in order: before each event the partition waits (polls
+   * return null) until the job is quiescent ({@link Quiescence}), so that everything the earlier
+   * events caused has been processed; then an element event emits its elements, a watermark event
+   * one source watermark, and a processing-time event advances the job's manual clock (the run
+   * loops fire the timers it made ready before the next event is taken).
+   */
+  static final class TestStreamPartition extends SourcePartition {
+    private final List<? extends TestStream.Event<?>> events;
+    private final ManualJobClock clock;
+    private final Quiescence.Probe probe;
+    private int next;
+    private Iterator<? extends TimestampedValue<?>> elements;
+    private long lastWatermarkMs = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
+
+    TestStreamPartition(List<? extends TestStream.Event<?>> events, String stream, int partition, String task,
+        ManualJobClock clock, Quiescence quiescence) {
+      super(stream, partition, task);
+      this.events = events;
+      this.clock = clock;
+      this.probe = quiescence.probe();
+    }
+
+    @Override
+    IncomingMessageEnvelope next() {
+      while (true) {
+        if (elements != null) {
+          if (elements.hasNext()) {
+            TimestampedValue<?> value = elements.next();
+            return element(WindowedValues.timestampedValueInGlobalWindow(value.getValue(), value.getTimestamp()));
+          }
+          elements = null;
+        }
+        if (next >= events.size() || !probe.isQuiescent(clock.millis())) {
+          return null;
+        }
+        TestStream.Event<?> event = events.get(next++);
+        if (event instanceof TestStream.ElementEvent<?> e) {
+          elements = e.getElements().iterator();
+        } else if (event instanceof TestStream.WatermarkEvent<?> w) {
+          long wm = Math.min(w.getWatermark().getMillis(), MAX_WATERMARK_MS);
+          if (wm > lastWatermarkMs) {
+            lastWatermarkMs = wm;
+            return watermark(wm);
+          }
+        } else if (event instanceof TestStream.ProcessingTimeEvent<?> t) {
+          clock.advance(t.getProcessingTimeAdvance().getMillis());
+          return null; // the next event waits for the ticks at the new time
+        } else {
+          throw new IllegalStateException("unknown test stream event " + event);
+        }
+      }
+    }
+
+    @Override
+    boolean exhausted() {
+      return next >= events.size() && elements == null;
+    }
+  }
 }

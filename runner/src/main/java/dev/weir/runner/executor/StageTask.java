@@ -7,6 +7,7 @@ import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.Receiver;
 import dev.weir.runner.operators.SideInputConsumer;
 import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
 import java.util.ArrayList;
@@ -53,7 +54,12 @@ import org.joda.time.Instant;
  *       ended, {@link #onEndOfStream} advances to +infinity, finishes, and sends end-of-stream on.
  * </ul>
  *
- * <p>Threading: owned by one container; every method runs on that container's thread. Processing
+ * <p>Time: {@link #window} (the container's periodic tick) closes bundles older than
+ * {@code maxBundleTimeMs} of real time and gives operators the job's {@link JobClock} time for
+ * processing-time timers; the clock is the system clock, or a test stream's manual clock.
+ *
+ * <p>Created by {@link WeirTaskFactory} (the task factory of the job's samza-api
+ * {@code TaskApplication}). Threading: owned by one container; every method runs on that container's thread. Processing
  * is synchronous: the callback completes before {@link #processAsync} returns.
  */
 public final class StageTask
@@ -117,7 +123,8 @@ public final class StageTask
   private final PipelineOptions options;
   private final int maxBundleSize;
   private final long maxBundleNanos;
-  private final TaskOutbox outbox = new TaskOutbox();
+  private final TaskOutbox outbox;
+  private final JobClock clock;
   private final Operator[] operators;
   private final List<StreamWriter> writers = new ArrayList<>();
   private final Input[] inputs;
@@ -142,7 +149,10 @@ public final class StageTask
   private boolean opened;
 
   StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
-      PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, StepMetrics stepMetrics, boolean metricsEnabled) {
+      PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, StepMetrics stepMetrics, boolean metricsEnabled,
+      JobClock clock, Quiescence quiescence) {
+    this.outbox = new TaskOutbox(quiescence);
+    this.clock = clock;
     this.name = new TaskName(stage.name() + "-p" + partition);
     this.stage = stage;
     this.partition = partition;
@@ -249,7 +259,7 @@ public final class StageTask
       String previous = spans.enter(tags[node.index()]);
       try {
         operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-            metrics, containers[node.index()], state));
+            metrics, containers[node.index()], state, clock));
       } finally {
         spans.exit(previous);
       }
@@ -353,7 +363,7 @@ public final class StageTask
     if (bundleElements > 0 && System.nanoTime() - bundleStartNanos >= maxBundleNanos) {
       finishBundle();
     }
-    Instant now = Instant.now();
+    Instant now = new Instant(clock.millis()); // once per tick, not per element
     for (int i = 0; i < operators.length; i++) {
       String previous = spans.enter(tags[i]);
       try {

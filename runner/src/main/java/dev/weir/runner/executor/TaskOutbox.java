@@ -16,9 +16,24 @@ public final class TaskOutbox {
   private record Pending(InProcessStream stream, int partition, IncomingMessageEnvelope envelope) {}
 
   private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+  /** Counts sends when the job tracks quiescence (test streams); null otherwise. */
+  private final Quiescence quiescence;
+
+  /** An outbox that does not count sends. */
+  public TaskOutbox() {
+    this(null);
+  }
+
+  /** An outbox that counts every send in {@code quiescence} (may be null: no counting). */
+  public TaskOutbox(Quiescence quiescence) {
+    this.quiescence = quiescence;
+  }
 
   /** Sends {@code envelope} to partition {@code partition} of {@code stream}, or queues it. */
   public void send(InProcessStream stream, int partition, IncomingMessageEnvelope envelope) {
+    if (quiescence != null) {
+      quiescence.sent();
+    }
     if (pending.isEmpty() && stream.offer(partition, envelope)) {
       return;
     }

@@ -5,11 +5,10 @@ import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.WatermarkHolds;
 import dev.weir.runner.state.KeyContext;
+import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.KeyedTimers;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.apache.beam.runners.core.DoFnRunner;
 import org.apache.beam.runners.core.DoFnRunners;
 import org.apache.beam.runners.core.GroupAlsoByWindowViaWindowSetNewDoFn;
@@ -48,8 +47,9 @@ import org.joda.time.Instant;
  *
  * <p>Keys: the task receives each element with its key already encoded by the upstream shuffle
  * writer; the encoded bytes identify the key (Beam groups by encoding). Per key the operator keeps
- * a {@link KeyContext} (state, pending-timer count), dropped once the key has no timers left,
- * which for ReduceFnRunner means its windows were garbage-collected.
+ * a {@link KeyContext} (key object, state view) in a bounded {@link KeyContexts} of recently used
+ * keys; everything else about a key (state cells, event-time timers) is in the store, so a
+ * dropped context is rebuilt from the encoded key when the key is seen again or a timer fires.
  *
  * <p>State: {@link CachedStateInternals} per key over the container's object-cached store
  * ({@code --stateBackend}); the encoded key from the shuffle is the cell prefix, built once per
@@ -60,8 +60,10 @@ import org.joda.time.Instant;
  * watermark past an element ReduceFnRunner still holds. The output watermark runners-core sees is
  * the input watermark lowered by those holds.
  *
- * <p>Timers: {@link KeyedTimers}; event-time timers fire when the task's input watermark passes
- * them, processing-time timers from the run loop's clock. At the end of input (watermark at
+ * <p>Timers: {@link KeyedTimers}; event-time timers (in the store, see {@link KeyedTimers}) fire
+ * when the task's input watermark passes them, while ReduceFnRunner still sees the output
+ * watermark of before the advance (so the end-of-window pane is on time, as on Direct);
+ * processing-time timers from the job's clock ({@code OperatorContext.clock()}). At the end of input (watermark at
  * +infinity) every event-time timer fires and pending processing-time timers are dropped.
  *
  * <p>Threading: confined to the task's container thread.
@@ -73,7 +75,7 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
   private final TupleTag<KV<K, OutT>> mainTag;
   private final SystemReduceFn<K, V, ?, OutT, BoundedWindow> reduceFn;
 
-  private final Map<ByteKey, KeyContext<K>> keys = new HashMap<>();
+  private final KeyContexts<K> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
   private final KeyedTimers timers = new KeyedTimers();
   private final WatermarkHolds holds = new WatermarkHolds();
   private ContainerState state;
@@ -115,6 +117,8 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
     this.context = context;
     this.state = context.state();
     this.operatorPrefix = state.newOperatorPrefix();
+    timers.advanceProcessingTime(new Instant(context.clock().millis()));
+    timers.open(state, windowingStrategy.getWindowFn().windowCoder(), this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
     this.stepMetrics = context.stepMetrics();
     this.output = context.output(mainTag);
     WindowedValueMultiReceiver outputManager = new WindowedValueMultiReceiver() {
@@ -166,9 +170,7 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
     ByteKey id = new ByteKey(keyBytes);
     KeyContext<K> key = keys.get(id);
     if (key == null) {
-      K k = kv.getValue().getKey();
-      key = new KeyContext<>(k, id, new CachedStateInternals(k, keyBytes, operatorPrefix, state.store(), holds));
-      keys.put(id, key);
+      key = newKey(kv.getValue().getKey(), id);
     }
     WindowedValue<V> value = kv.withValue(kv.getValue().getValue());
     run(key, KeyedWorkItems.elementsWorkItem(key.key(), Collections.singletonList(value)));
@@ -176,7 +178,7 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
 
   @Override
   public void onWatermark(Instant inputWatermark) {
-    timers.advanceInputWatermark(inputWatermark, holds.min());
+    timers.setInputWatermark(inputWatermark); // output watermark moves after the firings
     KeyedTimers.Entry ready;
     while ((ready = timers.pollReadyEventTimer()) != null) {
       fire(ready);
@@ -216,9 +218,25 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
     } finally {
       context.metrics().swap(previous);
     }
-    if (key.pendingTimers() == 0) {
-      // ReduceFnRunner keeps a GC timer for every live window, so no timers means no state.
-      keys.remove(key.id());
+  }
+
+  private KeyContext<K> newKey(K k, ByteKey id) {
+    KeyContext<K> key = new KeyContext<>(k, id, new CachedStateInternals(k, id.bytes(), operatorPrefix, state.store(), holds));
+    keys.put(key);
+    return key;
+  }
+
+  /** The key context of a fired event-time timer's encoded key (decoded if not cached). */
+  private KeyContext<?> keyOf(byte[] keyBytes) {
+    ByteKey id = new ByteKey(keyBytes);
+    KeyContext<K> key = keys.get(id);
+    if (key != null) {
+      return key;
+    }
+    try {
+      return newKey(CoderUtils.decodeFromByteArray(keyCoder, keyBytes), id);
+    } catch (CoderException e) {
+      throw new IllegalStateException("cannot decode a timer's key in " + context.stepName(), e);
     }
   }
 

@@ -2,6 +2,7 @@ package dev.weir.runner.operators;
 
 import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.time.JobClock;
 import java.util.Map;
 import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -18,6 +19,7 @@ import org.apache.beam.sdk.values.TupleTag;
  * @param metrics the container thread's metrics switch
  * @param stepMetrics this step's container for this task, or null if metrics are disabled
  * @param state the container's state (storage + object cache), shared by the container's tasks
+ * @param clock the job's processing-time clock (the system clock, or a test stream's manual one)
  */
 public record OperatorContext(
     PipelineOptions options,
@@ -26,7 +28,8 @@ public record OperatorContext(
     Map<TupleTag<?>, Receiver> outputs,
     MetricsSwitch metrics,
     MetricsContainer stepMetrics,
-    ContainerState state) {
+    ContainerState state,
+    JobClock clock) {
 
   /** The receiver of {@code tag}, or {@link Receiver#DISCARD} if nothing consumes it. */
   public Receiver output(TupleTag<?> tag) {

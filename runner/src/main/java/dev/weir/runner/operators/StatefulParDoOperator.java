@@ -4,6 +4,7 @@ import dev.weir.runner.state.ByteKey;
 import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.KeyContext;
+import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.state.WatermarkHolds;
 import java.util.HashMap;
@@ -51,13 +52,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Keys: elements arrive with their key already encoded by the shuffle writer; per encoded key
  * the operator keeps a {@link KeyContext} (key object, {@link CachedStateInternals} whose cell
- * prefix is built once per key, pending-timer count), dropped when the key has no timers left
- * (the cleanup timer keeps it while any window of the key has state).
+ * prefix is built once per key) in a bounded {@link KeyContexts} (recently used keys only: state
+ * and event-time timers live in the store, so a dropped context is rebuilt from the key bytes,
+ * e.g. when one of its timers fires).
  *
  * <p>Timers: one {@link KeyedTimers} for all keys of the task, with output holds: each pending
- * timer holds the output watermark at its output timestamp. Event-time timers fire when the input
+ * timer holds the output watermark at its output timestamp. Event-time timers live in the
+ * container's store (a timestamp-ordered index with a bounded in-memory heap, opened at
+ * {@link #open} so committed timers survive a restart of the run loop) and fire when the input
  * watermark passes them, earliest first (per key and across keys), all ready ones in the bundle
- * that the watermark opens; a timer set while firing is fired in the same loop if it is ready.
+ * that the watermark opens, while runners-core still sees the output watermark of before the
+ * advance; a timer set while firing is fired in the same loop if it is ready.
  * Processing-time and synchronized-processing-time timers fire from the run loop's clock. At the
  * end of input (watermark +infinity) every event-time timer fires, then the processing-time timers
  * pending at that moment fire once each (a processing-time timer can no longer wait for a clock
@@ -81,7 +86,7 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
   private final DoFnSchemaInformation schemaInformation;
   private final Map<String, PCollectionView<?>> sideInputMapping;
 
-  private final Map<ByteKey, KeyContext<K>> keys = new HashMap<>();
+  private final KeyContexts<K> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
   private final KeyedTimers timers = new KeyedTimers(true);
   private final WatermarkHolds holds = new WatermarkHolds();
   private ContainerState state;
@@ -122,6 +127,8 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     this.context = context;
     this.state = context.state();
     this.operatorPrefix = state.newOperatorPrefix();
+    timers.advanceProcessingTime(new Instant(context.clock().millis()));
+    timers.open(state, windowingStrategy.getWindowFn().windowCoder(), this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
     this.stepMetrics = context.stepMetrics();
     this.mainOutput = context.output(mainTag);
     this.additionalOutputs = new HashMap<>();
@@ -175,9 +182,7 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     ByteKey id = new ByteKey(keyBytes);
     KeyContext<K> key = keys.get(id);
     if (key == null) {
-      K k = kv.getValue().getKey();
-      key = new KeyContext<>(k, id, new CachedStateInternals(k, keyBytes, operatorPrefix, state.store(), holds));
-      keys.put(id, key);
+      key = newKey(kv.getValue().getKey(), id);
     }
     MetricsContainer previous = context.metrics().swap(stepMetrics);
     setCurrent(key);
@@ -187,12 +192,11 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     } finally {
       context.metrics().swap(previous);
     }
-    forgetIfIdle(key);
   }
 
   @Override
   public void onWatermark(Instant inputWatermark) {
-    timers.advanceInputWatermark(inputWatermark, watermarkHold());
+    timers.setInputWatermark(inputWatermark); // output watermark moves after the firings
     KeyedTimers.Entry ready;
     while ((ready = timers.pollReadyEventTimer()) != null) {
       fire(ready);
@@ -250,7 +254,6 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     } finally {
       context.metrics().swap(previous);
     }
-    forgetIfIdle(key);
   }
 
   private void setCurrent(KeyContext<K> key) {
@@ -258,10 +261,23 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     timers.setCurrentKey(key);
   }
 
-  /** A key with no pending timers has no state either (the cleanup timer outlives its state). */
-  private void forgetIfIdle(KeyContext<K> key) {
-    if (key.pendingTimers() == 0) {
-      keys.remove(key.id());
+  private KeyContext<K> newKey(K k, ByteKey id) {
+    KeyContext<K> key = new KeyContext<>(k, id, new CachedStateInternals(k, id.bytes(), operatorPrefix, state.store(), holds));
+    keys.put(key);
+    return key;
+  }
+
+  /** The key context of a fired event-time timer's encoded key (decoded if not cached). */
+  private KeyContext<?> keyOf(byte[] keyBytes) {
+    ByteKey id = new ByteKey(keyBytes);
+    KeyContext<K> key = keys.get(id);
+    if (key != null) {
+      return key;
+    }
+    try {
+      return newKey(CoderUtils.decodeFromByteArray(inputCoder.getKeyCoder(), keyBytes), id);
+    } catch (CoderException e) {
+      throw new IllegalStateException("cannot decode a timer's key in " + context.stepName(), e);
     }
   }
 
@@ -279,7 +295,7 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     return stateHold.isBefore(timerHold) ? stateHold : timerHold;
   }
 
-  /** Keys with live state or timers (for tests). */
+  /** Key contexts currently cached (bounded by {@link KeyContexts#DEFAULT_CAPACITY}; for tests). */
   public int liveKeys() {
     return keys.size();
   }

@@ -15,8 +15,10 @@ import java.util.Map;
 /**
  * The state of one container (one run-loop thread): one {@link StateStorage} of the configured
  * backend, one {@link ObjectCache} of {@code --objectCacheSize} entries in front of it, and one
- * cached store that every keyed operator of the container's tasks shares. Operators are told apart
- * by a 4-byte prefix handed out by {@link #newOperatorPrefix()}.
+ * cached store that every keyed operator of the container's tasks shares, plus one raw store of
+ * event-time timer indexes ({@link #timerStore()}, see {@link TimerIndex}) committed with it.
+ * Operators are told apart by 4-byte prefixes handed out by {@link #newOperatorPrefix()} in open
+ * order, so the same job reopened over the same directory finds its cells and timers again.
  *
  * <p>Commits: operators call {@link #requestCommit()} when they finish a bundle that wrote state;
  * the container calls {@link #commitIfRequested()} once per run-loop iteration, so that several
@@ -31,6 +33,8 @@ import java.util.Map;
 public final class ContainerState implements AutoCloseable {
   /** The name of the one store all operators of a container share. */
   public static final String STORE = "beam-state";
+  /** The name of the store of event-time timer indexes. */
+  public static final String TIMER_STORE = "beam-timers";
 
   private final StateStorage storage;
   private final ObjectCache cache;
@@ -60,6 +64,15 @@ public final class ContainerState implements AutoCloseable {
   /** A heap-only container state (memory backend), for tests and stateless setups. */
   public static ContainerState inMemory(long cacheEntries) {
     return new ContainerState(StateBackend.MEMORY, null, cacheEntries, "memory");
+  }
+
+  /**
+   * The dedicated raw byte store of event-time timer indexes ({@link TimerIndex}), in the same
+   * storage (so committed atomically with the state), not behind the object cache: the index is
+   * read by range scans, which must not flush the state cache.
+   */
+  public dev.weir.state.store.SortedByteStore timerStore() {
+    return storage.store(TIMER_STORE);
   }
 
   /** The shared cached store. */

@@ -3,12 +3,14 @@ package dev.weir.runner.state;
 import org.apache.beam.runners.core.StateInternals;
 
 /**
- * Everything a keyed operator keeps for one key of one task: the key object (the first one seen
- * with these encoded bytes), its state, and how many timers it has pending. A key whose state is
- * empty and that has no timers is dropped by its operator.
+ * What a keyed operator keeps in memory for one key of one task: the key object (the first one
+ * seen with these encoded bytes), its state view, and how many processing-time timers it has
+ * pending. A handle only: state and event-time timers live in the store, so operators keep these
+ * in a bounded {@link KeyContexts} and rebuild one from the encoded key when needed.
  *
- * <p>Identity matters: timers refer to their key context by reference. Confined to the task's
- * thread.
+ * <p>Timers compare keys by their encoding ({@link #id()}), never by context identity, so two
+ * contexts of one key (an evicted one still referenced by a processing-time timer, and a fresh
+ * one) are interchangeable. Confined to the task's thread.
  */
 public final class KeyContext<K> {
   final K key;
@@ -38,7 +40,7 @@ public final class KeyContext<K> {
     return state;
   }
 
-  /** Timers currently set for this key, in all domains. */
+  /** Processing-time timers set through this context and not yet fired or deleted. */
   public int pendingTimers() {
     return pendingTimers;
   }

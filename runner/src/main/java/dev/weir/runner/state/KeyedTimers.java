@@ -3,8 +3,10 @@ package dev.weir.runner.state;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.Function;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.TimerInternals;
+import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.state.TimeDomain;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.joda.time.Instant;
@@ -13,26 +15,36 @@ import org.joda.time.Instant;
  * The timers of one keyed operator instance (one task), across all its keys, and the
  * {@link TimerInternals} that runners-core code sees for the <em>current</em> key.
  *
- * <p>Shape: one ordered set per time domain (event time; processing and synchronized processing
- * time share one) of entries ordered by (timestamp, insertion sequence), plus a hash index by
- * (key, namespace, timer id, family) so that setting a timer again replaces it and deletes are
- * O(log n). Heap-only for now: all pending timers are objects on the heap.
+ * <p>Shape: event-time timers live in the container's storage, in a {@link TimerIndex}
+ * (timestamp-ordered index plus a bounded heap of the earliest {@value #DEFAULT_HEAP_CAPACITY}
+ * timers), so that millions of pending event-time timers (one garbage-collection timer per live
+ * key and window is the common case) are store entries, not heap objects; a fired timer's key is
+ * found again from its encoded bytes through the operator's key resolver. Processing-time and
+ * synchronized-processing-time timers are few and short-lived: they stay on the heap, one ordered
+ * set of entries by (timestamp, insertion sequence) with a hash index by (encoded key,
+ * namespace, timer id, family) so that setting a timer again replaces it. A timer id is unique
+ * per (key, namespace, id, family) across domains: setting it in one domain removes it from the
+ * other.
  *
  * <p>Firing: event-time timers fire when the input watermark is strictly after their timestamp
- * (Beam's rule); processing-time timers when the clock reached their timestamp. The operator
- * polls ready timers one at a time ({@link #pollReadyEventTimer}), so timers set while firing are
- * seen by the same loop.
+ * (Beam's rule), in index order: by timestamp, then key; processing-time timers when the clock
+ * is strictly after their timestamp. The operator polls ready timers one at a time
+ * ({@link #pollReadyEventTimer}), so timers set while firing are seen by the same loop and all
+ * timers ready at a watermark fire in the one bundle that watermark opens.
  *
  * <p>Output holds (for user timers of stateful DoFns, {@link #KeyedTimers(boolean)}): every
- * pending timer's output timestamp is kept in a {@link WatermarkHolds} multiset, so that the
- * operator's output watermark waits for what the timer may still output ({@link #outputHold()}).
- * runners-core's own GroupByKey timers need no holds (their state holds carry them).
+ * pending timer's output timestamp is kept in a {@link WatermarkHolds} multiset (one entry per
+ * distinct timestamp), so that the operator's output watermark waits for what the timer may still
+ * output ({@link #outputHold()}); rebuilt from the index when an instance opens over committed
+ * timers. runners-core's own GroupByKey timers need no holds (their state holds carry them).
  *
  * <p>Threading: confined to the task's container thread.
  */
 public final class KeyedTimers implements TimerInternals {
+  /** Default number of event-time timers kept decoded in memory per operator instance. */
+  public static final int DEFAULT_HEAP_CAPACITY = 1024;
 
-  /** A pending timer. */
+  /** A pending (or just polled) timer. */
   public static final class Entry implements Comparable<Entry> {
     final KeyContext<?> key;
     final TimerData data;
@@ -63,20 +75,21 @@ public final class KeyedTimers implements TimerInternals {
     }
   }
 
-  private record Slot(KeyContext<?> key, StateNamespace namespace, String timerId, String familyId) {
-    // KeyContext has identity equality, which is what we want.
-  }
+  /** Identity of a processing-time timer; keys compare by encoding. */
+  private record Slot(ByteKey key, StateNamespace namespace, String timerId, String familyId) {}
 
-  private final TreeSet<Entry> eventTime = new TreeSet<>();
   private final TreeSet<Entry> processingTime = new TreeSet<>();
   private final Map<Slot, Entry> index = new HashMap<>();
   /** Output timestamps of pending timers, or null when timers do not hold the output watermark. */
   private final WatermarkHolds outputHolds;
+  private TimerIndex eventTime;
+  private Function<byte[], KeyContext<?>> keyResolver;
   private long sequence;
   private KeyContext<?> current;
   private Instant inputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
   private Instant outputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
-  private Instant processingNow = Instant.now();
+  /** Set from the job's clock by the operator at open, then by each processing-time tick. */
+  private Instant processingNow = BoundedWindow.TIMESTAMP_MIN_VALUE;
 
   /** Timers that do not hold the output watermark (runners-core's GroupByKey). */
   public KeyedTimers() {
@@ -92,6 +105,22 @@ public final class KeyedTimers implements TimerInternals {
   }
 
   /**
+   * Opens the event-time index in {@code state} (two operator prefixes are taken from it, so the
+   * operator must open its timers at the same point of its own open on every run) and loads any
+   * committed timers. Must be called once before any timer is set.
+   *
+   * @param windowCoder the operator's window coder (decodes namespaces of stored timers)
+   * @param keyResolver finds or recreates the key context of encoded key bytes (a fired timer's key)
+   * @param heapCapacity event-time timers kept decoded in memory
+   */
+  public void open(ContainerState state, Coder<? extends BoundedWindow> windowCoder,
+      Function<byte[], KeyContext<?>> keyResolver, int heapCapacity) {
+    this.keyResolver = keyResolver;
+    this.eventTime = new TimerIndex(state, windowCoder, heapCapacity);
+    eventTime.open(outputHolds == null ? null : ms -> outputHolds.replace(null, new Instant(ms)));
+  }
+
+  /**
    * The earliest output timestamp of a pending timer, or {@link BoundedWindow#TIMESTAMP_MAX_VALUE}
    * (always, when timers do not hold the output watermark).
    */
@@ -101,7 +130,8 @@ public final class KeyedTimers implements TimerInternals {
 
   /** The earliest pending event-time timer's timestamp, or null if there is none. */
   public Instant nextEventTime() {
-    return eventTime.isEmpty() ? null : eventTime.first().data.getTimestamp();
+    TimerIndex.Pending first = eventTime.peek();
+    return first == null ? null : first.data().getTimestamp();
   }
 
   /** Removes and returns the earliest processing-time timer whatever its time, or null. */
@@ -112,6 +142,19 @@ public final class KeyedTimers implements TimerInternals {
   /** Makes {@code key} the key that {@link TimerInternals} calls refer to. */
   public void setCurrentKey(KeyContext<?> key) {
     this.current = key;
+  }
+
+  /**
+   * Sets the input watermark (what makes event-time timers ready) and leaves the output watermark
+   * where it is: timers ready at a new watermark fire while runners-core still sees the output
+   * watermark of before the advance (as on Beam's Direct runner), so that a pane fired by the
+   * end-of-window timer is on time, not late. Call {@link #advanceInputWatermark(Instant, Instant)}
+   * after firing them.
+   */
+  public void setInputWatermark(Instant watermark) {
+    if (watermark.isAfter(inputWatermark)) {
+      inputWatermark = watermark;
+    }
   }
 
   /** Sets the input watermark reported to runners-core; the output watermark follows it. */
@@ -141,25 +184,37 @@ public final class KeyedTimers implements TimerInternals {
     }
   }
 
-  /** Removes and returns the earliest event-time timer before the input watermark, or null. */
+  /**
+   * Removes and returns the earliest event-time timer before the input watermark, or null. Its
+   * key context comes from the key resolver (a polled entry has no sequence or slot).
+   */
   public Entry pollReadyEventTimer() {
-    if (eventTime.isEmpty() || !inputWatermark.isAfter(eventTime.first().data.getTimestamp())) {
+    TimerIndex.Pending ready = eventTime.pollBefore(inputWatermark.getMillis());
+    if (ready == null) {
       return null;
     }
-    return remove(eventTime.pollFirst());
+    if (outputHolds != null) {
+      outputHolds.replace(new Instant(TimerIndex.outputMillis(ready.data())), null);
+    }
+    return new Entry(keyResolver.apply(ready.keyBytes()), ready.data(), 0, null);
   }
 
-  /** Removes and returns the earliest processing-time timer at or before now, or null. */
+  /**
+   * Removes and returns the earliest processing-time timer strictly before now, or null. Strict,
+   * as for event time and as runners-core's in-memory timers: a trigger set at the current time
+   * (runners-core's synchronized-processing-time continuation triggers) checks that the clock has
+   * moved past it, and would be consumed without firing if polled at the same instant.
+   */
   public Entry pollReadyProcessingTimer() {
-    if (processingTime.isEmpty() || processingNow.isBefore(processingTime.first().data.getTimestamp())) {
+    if (processingTime.isEmpty() || !processingNow.isAfter(processingTime.first().data.getTimestamp())) {
       return null;
     }
     return remove(processingTime.pollFirst());
   }
 
   /** Number of pending timers of all keys and domains. */
-  public int size() {
-    return index.size();
+  public long size() {
+    return index.size() + eventTime.size();
   }
 
   /** Drops every pending processing-time timer (at the end of input they can no longer matter). */
@@ -172,19 +227,19 @@ public final class KeyedTimers implements TimerInternals {
   private Entry remove(Entry entry) {
     index.remove(entry.slot);
     entry.key.pendingTimers--;
-    release(entry);
+    release(entry.data);
     return entry;
   }
 
-  private void hold(Entry entry) {
-    if (outputHolds != null && entry.data.getOutputTimestamp() != null) {
-      outputHolds.replace(null, entry.data.getOutputTimestamp());
+  private void hold(TimerData data) {
+    if (outputHolds != null && data.getOutputTimestamp() != null) {
+      outputHolds.replace(null, data.getOutputTimestamp());
     }
   }
 
-  private void release(Entry entry) {
-    if (outputHolds != null && entry.data.getOutputTimestamp() != null) {
-      outputHolds.replace(entry.data.getOutputTimestamp(), null);
+  private void release(TimerData data) {
+    if (outputHolds != null && data.getOutputTimestamp() != null) {
+      outputHolds.replace(data.getOutputTimestamp(), null);
     }
   }
 
@@ -196,17 +251,30 @@ public final class KeyedTimers implements TimerInternals {
 
   @Override
   public void setTimer(TimerData timer) {
-    Slot slot = new Slot(current, timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
+    if (timer.getDomain() == TimeDomain.EVENT_TIME) {
+      deleteProcessingTimer(timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
+      long[] old = eventTime.set(current.id().bytes(), timer);
+      long out = TimerIndex.outputMillis(timer);
+      if (outputHolds != null && (old == null || old[1] != out)) {
+        if (old != null) {
+          outputHolds.replace(new Instant(old[1]), null);
+        }
+        outputHolds.replace(null, new Instant(out));
+      }
+      return;
+    }
+    deleteEventTimer(timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
+    Slot slot = new Slot(current.id(), timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
     Entry entry = new Entry(current, timer, sequence++, slot);
     Entry old = index.put(slot, entry);
     if (old != null) {
-      queue(old.data.getDomain()).remove(old);
-      release(old);
-    } else {
-      current.pendingTimers++;
+      processingTime.remove(old);
+      release(old.data);
+      old.key.pendingTimers--;
     }
-    queue(timer.getDomain()).add(entry);
-    hold(entry);
+    current.pendingTimers++;
+    processingTime.add(entry);
+    hold(timer);
   }
 
   @Override
@@ -216,11 +284,26 @@ public final class KeyedTimers implements TimerInternals {
 
   @Override
   public void deleteTimer(StateNamespace namespace, String timerId, String timerFamilyId) {
-    Entry old = index.remove(new Slot(current, namespace, timerId, timerFamilyId));
+    deleteEventTimer(namespace, timerId, timerFamilyId);
+    deleteProcessingTimer(namespace, timerId, timerFamilyId);
+  }
+
+  private void deleteEventTimer(StateNamespace namespace, String timerId, String timerFamilyId) {
+    long out = eventTime.delete(current.id().bytes(), namespace, timerId, timerFamilyId);
+    if (out != Long.MIN_VALUE && outputHolds != null) {
+      outputHolds.replace(new Instant(out), null);
+    }
+  }
+
+  private void deleteProcessingTimer(StateNamespace namespace, String timerId, String timerFamilyId) {
+    if (index.isEmpty()) {
+      return; // the common case: no processing-time timers, no slot allocated
+    }
+    Entry old = index.remove(new Slot(current.id(), namespace, timerId, timerFamilyId));
     if (old != null) {
-      queue(old.data.getDomain()).remove(old);
-      current.pendingTimers--;
-      release(old);
+      processingTime.remove(old);
+      old.key.pendingTimers--;
+      release(old.data);
     }
   }
 
@@ -247,9 +330,5 @@ public final class KeyedTimers implements TimerInternals {
   @Override
   public Instant currentOutputWatermarkTime() {
     return outputWatermark;
-  }
-
-  private TreeSet<Entry> queue(TimeDomain domain) {
-    return domain == TimeDomain.EVENT_TIME ? eventTime : processingTime;
   }
 }

@@ -36,6 +36,19 @@ public final class JobPlan {
     return Collections.unmodifiableList(streams);
   }
 
+  /**
+   * Whether the job reads a {@code TestStream}: it then runs on a manual processing-time clock
+   * and tracks quiescence (see {@code executor.Quiescence}).
+   */
+  public boolean hasTestStream() {
+    for (StagePlan stage : stages) {
+      if (stage.source() instanceof SourceSpec.Test) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Total number of tasks over all stages. */
   public int taskCount() {
     int n = 0;

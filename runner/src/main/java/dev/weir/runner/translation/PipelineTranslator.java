@@ -21,6 +21,7 @@ import org.apache.beam.sdk.io.UnboundedSource;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.beam.sdk.runners.AppliedPTransform;
 import org.apache.beam.sdk.runners.TransformHierarchy;
+import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.Flatten;
 import org.apache.beam.sdk.transforms.GroupByKey;
@@ -57,13 +58,14 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * a new stage fed by one FORWARD stream per input; a ParDo with side inputs starts a new stage fed
  * by a FORWARD stream (main input) and one BROADCAST stream per view, from the stage producing the
  * view's PCollection ({@code View.CreatePCollectionView} itself translates to nothing). Sources
- * (Impulse, Read) start stages with one partition per split.
+ * (Impulse, Read) start stages with one partition per split; a {@code TestStream} starts a stage of
+ * one partition that replays its events (the executor then runs the job on a manual clock).
  *
  * <p>Anything else fails here, at {@code run()}, with an {@link UnsupportedOperationException}
  * naming the transform's full name and URN. A ParDo whose DoFn uses state, timers or
  * {@code @OnWindowExpiration} starts a keyed stage of {@code --parallelism} partitions fed by a
  * SHUFFLE stream ({@link #statefulParDo}). Not yet supported: stateful DoFns with side inputs or
- * {@code @RequiresTimeSortedInput}, splittable (unbounded) DoFns, TestStream.
+ * {@code @RequiresTimeSortedInput}, splittable (unbounded) DoFns.
  *
  * <p>Threading: used once, on the thread that called {@code run()}.
  */
@@ -174,6 +176,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
       sourceStage(node, unboundedSplits(node, read.getSource()), "Read");
     } else if (transform instanceof Read.Unbounded<?> read) {
       sourceStage(node, unboundedSplits(node, read.getSource()), "Read");
+    } else if (transform instanceof TestStream<?> testStream) {
+      sourceStage(node, new SourceSpec.Test(testStream.getEvents()), "TestStream");
     } else if (transform instanceof ParDo.MultiOutput<?, ?>) {
       parDo(node);
     } else if (transform instanceof GroupByKey<?, ?>) {

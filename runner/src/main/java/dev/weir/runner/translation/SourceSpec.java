@@ -3,6 +3,7 @@ package dev.weir.runner.translation;
 import java.util.List;
 import org.apache.beam.sdk.io.BoundedSource;
 import org.apache.beam.sdk.io.UnboundedSource;
+import org.apache.beam.sdk.testing.TestStream;
 
 /**
  * Where a source stage's data comes from: one partition per split. Immutable; built at
@@ -52,6 +53,22 @@ public sealed interface SourceSpec {
     @Override
     public String describe() {
       return "bounded read, " + splits.size() + " split(s)";
+    }
+  }
+
+  /**
+   * Beam's {@code TestStream}: its events in order, on one partition; the job then runs on a
+   * manual processing-time clock that only the stream's processing-time events advance.
+   */
+  record Test(List<? extends TestStream.Event<?>> events) implements SourceSpec {
+    @Override
+    public int partitions() {
+      return 1;
+    }
+
+    @Override
+    public String describe() {
+      return "test stream, " + events.size() + " event(s)";
     }
   }
 

@@ -38,7 +38,7 @@ class GroupByKeyOperatorTest {
     List<WindowedValue<?>> out = new ArrayList<>();
     try (ContainerState state = ContainerState.inMemory(1000)) {
       gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add),
-          new MetricsSwitch(new MetricsContainerImpl(null)), null, state));
+          new MetricsSwitch(new MetricsContainerImpl(null)), null, state, dev.weir.runner.time.JobClock.SYSTEM));
       IntervalWindow w = new IntervalWindow(new Instant(0), new Instant(10));
       gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(7), w, PaneInfo.NO_FIRING));
       gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(4), w, PaneInfo.NO_FIRING));

@@ -33,7 +33,7 @@ class PartialCombineOperatorTest {
     List<WindowedValue<?>> shuffled = new ArrayList<>();
     try (ContainerState state = ContainerState.inMemory(10)) {
       partial.open(new OperatorContext(PipelineOptionsFactory.create(), "combine", 0,
-          Map.of(new TupleTag<>(), shuffled::add), new MetricsSwitch(new MetricsContainerImpl(null)), null, state));
+          Map.of(new TupleTag<>(), shuffled::add), new MetricsSwitch(new MetricsContainerImpl(null)), null, state, dev.weir.runner.time.JobClock.SYSTEM));
       IntervalWindow w0 = new IntervalWindow(new Instant(0), new Instant(10));
       IntervalWindow w1 = new IntervalWindow(new Instant(10), new Instant(20));
       for (int i = 0; i < 1000; i++) {

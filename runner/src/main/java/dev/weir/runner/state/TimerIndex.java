@@ -1,0 +1,306 @@
+package dev.weir.runner.state;
+
+import dev.weir.state.cache.CachedStore;
+import dev.weir.state.cache.StateKey;
+import dev.weir.state.store.ByteKeys;
+import dev.weir.state.store.SortedByteStore;
+import dev.weir.state.store.StoreIterator;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.LongConsumer;
+import org.apache.beam.runners.core.StateNamespace;
+import org.apache.beam.runners.core.StateNamespaces;
+import org.apache.beam.runners.core.TimerInternals.TimerData;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CustomCoder;
+import org.apache.beam.sdk.state.TimeDomain;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.samza.storage.kv.Entry;
+import org.joda.time.Instant;
+
+/**
+ * The event-time timers of one keyed operator instance, kept in the container's storage rather
+ * than on the heap, so that millions of pending timers cost store entries, not objects.
+ *
+ * <h2>Layout</h2>
+ *
+ * <ul>
+ *   <li><b>Ordered index</b>, in the dedicated timer store ({@link ContainerState#timerStore()},
+ *       raw bytes, staged until the container's commit): key {@code indexPrefix(4) | timestamp (8,
+ *       big-endian, sign bit flipped so that unsigned byte order is time order) | len(key) | key |
+ *       len(ns) | ns | len(id) | id | len(family) | family}, value the output timestamp (8). A
+ *       range scan yields timers by timestamp, then key, then namespace and id.
+ *   <li><b>Slot index</b>, in the object-cached state store under its own operator prefix: key
+ *       {@code slotPrefix(4) | len(key) | key | ns | id | family}, value {@code (timestamp,
+ *       outputTimestamp)}. It answers "is this timer set, and when" for replace and delete with a
+ *       cache hit for hot keys, and lets setting the same timer again (runners-core re-sets a
+ *       window's garbage-collection timer on every element) cost one lookup and no write.
+ * </ul>
+ *
+ * <h2>Heap</h2>
+ *
+ * At most {@code heapCapacity} of the earliest timers are also held decoded in memory, in index
+ * order. Invariant: the heap holds a prefix of the ordered index; if {@code complete}, all of it.
+ * A timer earlier than the heap's last one goes into the heap (evicting its last entry when full,
+ * which makes it incomplete); a later one only into the store. When an incomplete heap runs empty
+ * it is refilled by one range scan. Polling the earliest timer is therefore O(log capacity) and
+ * a store scan happens once per {@code heapCapacity} firings at most.
+ *
+ * <p>Restart: everything is in the store, so a new instance over the same storage (reopened after
+ * a commit) with the same prefixes sees every committed timer; {@link #open} reports the output
+ * timestamps of the pending timers so that the caller can rebuild its watermark holds.
+ *
+ * <p>Threading: confined to the task's container thread. Errors: store failures surface as
+ * {@code StateStoreException}; undecodable entries as {@link IllegalStateException}.
+ */
+public final class TimerIndex {
+  /** Decoded view of one pending timer. */
+  public record Pending(byte[] keyBytes, TimerData data) {}
+
+  private final SortedByteStore ordered;
+  private final CachedStore slots;
+  private final byte[] indexPrefix;
+  private final byte[] slotPrefix;
+  private final Coder<? extends BoundedWindow> windowCoder;
+  private final int heapCapacity;
+  private final TreeMap<byte[], Pending> heap = new TreeMap<>(ByteKeys.ORDER);
+  private boolean complete;
+  private long size;
+  /**
+   * UTF-8 of recently used namespaces' {@code stringKey()}: a window namespace's string key
+   * encodes the window (coder + base64) on every call, and runners-core sets a window's timers on
+   * every element. Cleared when it reaches {@value #MAX_CACHED_NAMESPACES} entries.
+   */
+  private final java.util.HashMap<StateNamespace, byte[]> namespaceBytes = new java.util.HashMap<>();
+  private static final int MAX_CACHED_NAMESPACES = 1024;
+
+  /**
+   * @param state the container's state; the index takes two fresh operator prefixes from it, so
+   *     instances created in the same order over the same storage find the same timers
+   * @param windowCoder decodes window namespaces of loaded timers
+   * @param heapCapacity how many of the earliest timers to keep decoded in memory (at least 1)
+   */
+  public TimerIndex(ContainerState state, Coder<? extends BoundedWindow> windowCoder, int heapCapacity) {
+    this.ordered = state.timerStore();
+    this.slots = state.store();
+    this.indexPrefix = state.newOperatorPrefix();
+    this.slotPrefix = state.newOperatorPrefix();
+    this.windowCoder = windowCoder;
+    this.heapCapacity = Math.max(1, heapCapacity);
+  }
+
+  /**
+   * Loads what an earlier instance committed: counts the timers and reports each one's output
+   * timestamp (epoch ms) to {@code outputHolds} (may be null), then fills the heap. One scan.
+   */
+  public void open(LongConsumer outputHolds) {
+    size = 0;
+    try (StoreIterator<byte[], byte[]> it = ordered.prefix(indexPrefix)) {
+      while (it.hasNext()) {
+        Entry<byte[], byte[]> e = it.next();
+        size++;
+        if (outputHolds != null) {
+          outputHolds.accept(ByteBuffer.wrap(e.getValue()).getLong());
+        }
+      }
+    }
+    heap.clear();
+    complete = false;
+    refill();
+  }
+
+  /** Number of pending timers. */
+  public long size() {
+    return size;
+  }
+
+  /** Number of timers currently decoded in memory (at most the heap capacity). */
+  public int heapSize() {
+    return heap.size();
+  }
+
+  /**
+   * Sets (or moves) the event-time timer ({@code keyBytes}, namespace, id, family). Setting a timer
+   * exactly as it is (same time and output time) writes nothing.
+   *
+   * @return the previous {@code {timestamp, outputTimestamp}} (epoch ms) if the timer was set,
+   *     else null; do not modify
+   */
+  public long[] set(byte[] keyBytes, TimerData timer) {
+    byte[] slot = slotKey(keyBytes, timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
+    StateKey slotKey = slots.key(slot);
+    long[] old = slots.get(slotKey, SlotCoder.INSTANCE);
+    long ts = timer.getTimestamp().getMillis();
+    long out = outputMillis(timer);
+    if (old != null) {
+      if (old[0] == ts && old[1] == out) {
+        return old; // the same timer again: nothing to write
+      }
+      removeOrdered(orderedKey(keyBytes, old[0], timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId()));
+    } else {
+      size++;
+    }
+    slots.put(slotKey, new long[] {ts, out}, SlotCoder.INSTANCE);
+    byte[] key = orderedKey(keyBytes, ts, timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
+    ordered.put(key, ByteBuffer.allocate(8).putLong(out).array());
+    offerToHeap(key, new Pending(keyBytes, timer));
+    return old;
+  }
+
+  /**
+   * Deletes the timer if it is set.
+   *
+   * @return its output timestamp (epoch ms), or {@link Long#MIN_VALUE} if it was not set
+   */
+  public long delete(byte[] keyBytes, StateNamespace namespace, String timerId, String familyId) {
+    StateKey slotKey = slots.key(slotKey(keyBytes, namespace, timerId, familyId));
+    long[] old = slots.get(slotKey, SlotCoder.INSTANCE);
+    if (old == null) {
+      return Long.MIN_VALUE;
+    }
+    slots.delete(slotKey);
+    removeOrdered(orderedKey(keyBytes, old[0], namespace, timerId, familyId));
+    size--;
+    return old[1];
+  }
+
+  /** The earliest pending timer without removing it, or null if there is none. */
+  public Pending peek() {
+    if (heap.isEmpty() && !complete) {
+      refill();
+    }
+    Map.Entry<byte[], Pending> first = heap.firstEntry();
+    return first == null ? null : first.getValue();
+  }
+
+  /** Removes and returns the earliest timer if its timestamp is before {@code watermarkMs}, else null. */
+  public Pending pollBefore(long watermarkMs) {
+    Pending first = peek();
+    if (first == null || first.data().getTimestamp().getMillis() >= watermarkMs) {
+      return null;
+    }
+    byte[] key = heap.firstKey();
+    heap.remove(key);
+    ordered.delete(key);
+    TimerData t = first.data();
+    slots.delete(slotKey(first.keyBytes(), t.getNamespace(), t.getTimerId(), t.getTimerFamilyId()));
+    size--;
+    return first;
+  }
+
+  private void removeOrdered(byte[] key) {
+    ordered.delete(key);
+    heap.remove(key);
+  }
+
+  private void offerToHeap(byte[] key, Pending pending) {
+    if (complete || (!heap.isEmpty() && ByteKeys.ORDER.compare(key, heap.lastKey()) < 0)) {
+      heap.put(key, pending);
+      if (heap.size() > heapCapacity) {
+        heap.pollLastEntry();
+        complete = false;
+      }
+    }
+    // else: later than everything in an incomplete heap; a refill will find it in the store
+  }
+
+  /** Loads the earliest {@code heapCapacity} timers from the store. */
+  private void refill() {
+    int loaded = 0;
+    try (StoreIterator<byte[], byte[]> it = ordered.prefix(indexPrefix)) {
+      while (loaded < heapCapacity && it.hasNext()) {
+        Entry<byte[], byte[]> e = it.next();
+        heap.put(e.getKey(), decode(e.getKey(), e.getValue()));
+        loaded++;
+      }
+      complete = !it.hasNext();
+    }
+  }
+
+  // ---- encoding --------------------------------------------------------------------------------
+
+  /** The output timestamp a timer holds, epoch ms: its own, or its firing time if it has none. */
+  static long outputMillis(TimerData timer) {
+    Instant out = timer.getOutputTimestamp();
+    return out == null ? timer.getTimestamp().getMillis() : out.getMillis();
+  }
+
+  private byte[] namespaceBytes(StateNamespace ns) {
+    byte[] bytes = namespaceBytes.get(ns);
+    if (bytes == null) {
+      if (namespaceBytes.size() >= MAX_CACHED_NAMESPACES) {
+        namespaceBytes.clear();
+      }
+      bytes = ns.stringKey().getBytes(StandardCharsets.UTF_8);
+      namespaceBytes.put(ns, bytes);
+    }
+    return bytes;
+  }
+
+  private byte[] orderedKey(byte[] keyBytes, long ts, StateNamespace ns, String id, String family) {
+    byte[] nsb = namespaceBytes(ns);
+    byte[] idb = id.getBytes(StandardCharsets.UTF_8);
+    byte[] fb = family.getBytes(StandardCharsets.UTF_8);
+    ByteBuffer b = ByteBuffer.allocate(4 + 8 + 16 + keyBytes.length + nsb.length + idb.length + fb.length);
+    b.put(indexPrefix).putLong(ts ^ Long.MIN_VALUE);
+    b.putInt(keyBytes.length).put(keyBytes).putInt(nsb.length).put(nsb).putInt(idb.length).put(idb)
+        .putInt(fb.length).put(fb);
+    return b.array();
+  }
+
+  private byte[] slotKey(byte[] keyBytes, StateNamespace ns, String id, String family) {
+    byte[] nsb = namespaceBytes(ns);
+    byte[] idb = id.getBytes(StandardCharsets.UTF_8);
+    byte[] fb = family.getBytes(StandardCharsets.UTF_8);
+    ByteBuffer b = ByteBuffer.allocate(4 + 16 + keyBytes.length + nsb.length + idb.length + fb.length);
+    b.put(slotPrefix).putInt(keyBytes.length).put(keyBytes).putInt(nsb.length).put(nsb).putInt(idb.length)
+        .put(idb).putInt(fb.length).put(fb);
+    return b.array();
+  }
+
+  private Pending decode(byte[] key, byte[] value) {
+    ByteBuffer b = ByteBuffer.wrap(key);
+    b.position(indexPrefix.length);
+    long ts = b.getLong() ^ Long.MIN_VALUE;
+    byte[] keyBytes = new byte[b.getInt()];
+    b.get(keyBytes);
+    String ns = string(b);
+    String id = string(b);
+    String family = string(b);
+    long out = ByteBuffer.wrap(value).getLong();
+    StateNamespace namespace = StateNamespaces.fromString(ns, windowCoder);
+    return new Pending(keyBytes,
+        TimerData.of(id, family, namespace, new Instant(ts), new Instant(out), TimeDomain.EVENT_TIME));
+  }
+
+  private static String string(ByteBuffer b) {
+    byte[] bytes = new byte[b.getInt()];
+    b.get(bytes);
+    return new String(bytes, StandardCharsets.UTF_8);
+  }
+
+  /** Two big-endian longs: (timestamp, output timestamp). */
+  static final class SlotCoder extends CustomCoder<long[]> {
+    static final SlotCoder INSTANCE = new SlotCoder();
+
+    @Override
+    public void encode(long[] value, OutputStream out) throws IOException {
+      out.write(ByteBuffer.allocate(16).putLong(value[0]).putLong(value[1]).array());
+    }
+
+    @Override
+    public long[] decode(InputStream in) throws IOException {
+      byte[] b = in.readNBytes(16);
+      if (b.length != 16) {
+        throw new IOException("truncated timer slot");
+      }
+      ByteBuffer buf = ByteBuffer.wrap(b);
+      return new long[] {buf.getLong(), buf.getLong()};
+    }
+  }
+}

@@ -1,0 +1,76 @@
+package dev.weir.runner.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.beam.runners.core.StateNamespaces;
+import org.apache.beam.runners.core.TimerInternals.TimerData;
+import org.apache.beam.sdk.state.TimeDomain;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
+import org.joda.time.Instant;
+import org.junit.jupiter.api.Test;
+
+/** The store-backed event-time timer index with a heap far smaller than its timers. */
+class TimerIndexTest {
+
+  private static TimerData timer(String id, long ts) {
+    return TimerData.of(id, "", StateNamespaces.global(), new Instant(ts), new Instant(ts), TimeDomain.EVENT_TIME);
+  }
+
+  @Test
+  void firesEveryTimerInTimestampOrderWithASmallHeapAcrossResetsAndDeletes() {
+    try (ContainerState state = ContainerState.inMemory(64)) {
+      TimerIndex index = new TimerIndex(state, GlobalWindow.Coder.INSTANCE, 8);
+      index.open(null);
+      Random random = new Random(7);
+      Map<String, Long> expected = new HashMap<>(); // "key/id" -> timestamp
+      for (int i = 0; i < 5_000; i++) {
+        byte[] key = {(byte) random.nextInt(50)};
+        String id = "t" + random.nextInt(40);
+        long ts = random.nextInt(100_000);
+        if (random.nextInt(10) == 0) {
+          index.delete(key, StateNamespaces.global(), id, "");
+          expected.remove(key[0] + "/" + id);
+        } else {
+          index.set(key, timer(id, ts));
+          expected.put(key[0] + "/" + id, ts);
+        }
+      }
+      assertThat(index.size()).isEqualTo(expected.size());
+      assertThat(index.heapSize()).isLessThanOrEqualTo(8);
+      List<Long> fired = new ArrayList<>();
+      Map<String, Long> seen = new HashMap<>();
+      TimerIndex.Pending p;
+      while ((p = index.pollBefore(Long.MAX_VALUE)) != null) {
+        long ts = p.data().getTimestamp().getMillis();
+        fired.add(ts);
+        assertThat(seen.put(p.keyBytes()[0] + "/" + p.data().getTimerId(), ts)).isNull();
+      }
+      assertThat(seen).isEqualTo(expected);
+      assertThat(fired).isSorted();
+      assertThat(index.size()).isZero();
+    }
+  }
+
+  @Test
+  void pollBeforeStopsAtTheWatermark() {
+    try (ContainerState state = ContainerState.inMemory(64)) {
+      TimerIndex index = new TimerIndex(state, GlobalWindow.Coder.INSTANCE, 2);
+      index.open(null);
+      for (long ts = 10; ts > 0; ts--) {
+        index.set(new byte[] {1}, timer("t" + ts, ts));
+      }
+      List<Long> fired = new ArrayList<>();
+      TimerIndex.Pending p;
+      while ((p = index.pollBefore(6)) != null) {
+        fired.add(p.data().getTimestamp().getMillis());
+      }
+      assertThat(fired).containsExactly(1L, 2L, 3L, 4L, 5L);
+      assertThat(index.size()).isEqualTo(5);
+    }
+  }
+}
