@@ -25,8 +25,6 @@ import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
 import org.apache.beam.sdk.values.WindowingStrategy;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A stateless ParDo (single or multi-output) run through runners-core's
@@ -51,7 +49,6 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: confined to the task's container thread.
  */
 public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsumer {
-  private static final Logger LOG = LoggerFactory.getLogger(ParDoOperator.class);
 
   private final DoFn<InT, OutT> prototype;
   private final TupleTag<OutT> mainTag;
@@ -220,18 +217,8 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
 
   @Override
   public void close() {
-    if (invoker == null) {
-      return;
-    }
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      invoker.invokeTeardown();
-    } catch (RuntimeException e) {
-      LOG.warn("Teardown of the DoFn of {} failed", context.stepName(), e);
-    } finally {
-      invoker = null;
-      context.metrics().swap(previous);
-    }
+    DoFnTeardown.teardown(invoker, context, stepMetrics);
+    invoker = null;
   }
 
   /** Routes runner outputs by tag; allocation-free. */

@@ -40,8 +40,6 @@ import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
 import org.apache.beam.sdk.values.WindowingStrategy;
 import org.joda.time.Instant;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A ParDo whose DoFn uses state, timers or {@code @OnWindowExpiration}, on a keyed stage fed by a
@@ -75,7 +73,6 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: confined to the task's container thread.
  */
 public final class StatefulParDoOperator<K, V, OutT> implements Operator {
-  private static final Logger LOG = LoggerFactory.getLogger(StatefulParDoOperator.class);
 
   private final DoFn<KV<K, V>, OutT> prototype;
   private final TupleTag<OutT> mainTag;
@@ -317,18 +314,8 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
 
   @Override
   public void close() {
-    if (invoker == null) {
-      return;
-    }
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      invoker.invokeTeardown();
-    } catch (RuntimeException e) {
-      LOG.warn("Teardown of the DoFn of {} failed", context.stepName(), e);
-    } finally {
-      invoker = null;
-      context.metrics().swap(previous);
-    }
+    DoFnTeardown.teardown(invoker, context, stepMetrics);
+    invoker = null;
   }
 
   /** The state of whichever key is current; what runners-core's runners and cleaner see. */
