@@ -15,12 +15,22 @@ import org.apache.beam.sdk.options.StreamingOptions;
  */
 public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
-  /** State backend choices. */
+  /** State backend choices; {@code --stateBackend} accepts them in any case ({@code rocksdb}, {@code memory}). */
   enum StateBackend {
     /** RocksDB under {@link #getStateDirectory()}, behind the object cache. */
     ROCKSDB,
     /** The Java heap; not durable. */
-    MEMORY
+    MEMORY;
+
+    /**
+     * Parses the option's value case-insensitively (Beam reads enum options through Jackson).
+     *
+     * @throws IllegalArgumentException naming the option, the bad value and the allowed values
+     */
+    @com.fasterxml.jackson.annotation.JsonCreator
+    public static StateBackend fromOption(String value) {
+      return valueOf(dev.weir.state.StateBackend.parse("stateBackend", value).name());
+    }
   }
 
   @Description("Number of partitions of every shuffled stage (tasks per stage after a GroupByKey). "
