@@ -78,6 +78,8 @@ public final class ObjectCache implements AutoCloseable {
   private final Policy.Eviction<StateKey, CacheEntry> eviction;
   /** Stores by name. Only from the owning thread. */
   private final Map<String, CachedStore> stores = new LinkedHashMap<>();
+  /** The same stores, republished on each new store, for {@link #stats()} from other threads. */
+  private volatile CachedStore[] storesForStats = new CachedStore[0];
   /** A failure inside the eviction listener, rethrown by the next flush. Only from the owning thread. */
   private RuntimeException writeBackFailure;
   private boolean closed;
@@ -127,7 +129,13 @@ public final class ObjectCache implements AutoCloseable {
   public CachedStore store(String name) {
     checkOpen();
     Objects.requireNonNull(name, "name");
-    return stores.computeIfAbsent(name, n -> new CachedStore(this, storage.store(n)));
+    CachedStore store = stores.get(name);
+    if (store == null) {
+      store = new CachedStore(this, storage.store(name));
+      stores.put(name, store);
+      storesForStats = stores.values().toArray(new CachedStore[0]);
+    }
+    return store;
   }
 
   /**
@@ -193,7 +201,7 @@ public final class ObjectCache implements AutoCloseable {
    */
   public ObjectCacheStats stats() {
     long dirty = 0;
-    for (CachedStore store : stores.values()) {
+    for (CachedStore store : storesForStats) {
       dirty += store.dirtyEntries();
     }
     return new ObjectCacheStats(hits, misses, evictions, dirtyWriteBacks, flushedEntries,
