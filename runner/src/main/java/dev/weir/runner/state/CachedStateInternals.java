@@ -80,10 +80,10 @@ import org.joda.time.Instant;
  * returned as a list; a larger one is a view that streams the remaining pages from the store
  * whenever it is iterated, so a list or multimap far larger than memory is never copied to be
  * read. Beam requires a result not to change with later writes: before any write to a list or
- * multimap, outstanding views over the written range are copied in full (views are held weakly,
- * so abandoned ones cost nothing once collected). Reading a large range and then writing into it
- * therefore costs one copy of the range; code that can avoid holding the result (e.g. reading
- * then clearing) pays only when the view is still reachable.
+ * multimap, outstanding views over the written range are copied in full. Views are held weakly,
+ * so a dropped one is skipped once the garbage collector has cleared it; until then it is copied
+ * too. Reading more than a page of a range and then writing into it (e.g. read, then clear) can
+ * therefore cost one copy of the range.
  *
  * <p>Values are cached by reference: state objects never mutate a value after putting it, except
  * combining accumulators, which are put again after every {@code addInput}.
