@@ -118,6 +118,25 @@ public final class CachedStateInternals implements StateInternals {
     }
   }
 
+  /**
+   * The {@link OrderedListState} this class binds, with a streamed take-out of its earliest
+   * elements for runner-internal buffers (e.g. {@code @RequiresTimeSortedInput}): unlike
+   * {@code readRange} followed by {@code clearRange}, nothing is ever copied.
+   *
+   * @param <T> the element type
+   */
+  public interface DrainableOrderedList<T> extends OrderedListState<T> {
+    /**
+     * Hands every element with a timestamp before {@code limit} to {@code consumer}, in timestamp
+     * order (ties in insertion order), a page of at most {@link #PAGE_CELLS} at a time, and removes
+     * them. The consumer may write other state but must not write to this list.
+     *
+     * @param limit exclusive upper bound of the timestamps taken out
+     * @return the timestamp of the earliest element left, or null if the list is now empty
+     */
+    Instant drainBefore(Instant limit, java.util.function.Consumer<TimestampedValue<T>> consumer);
+  }
+
   private final Object key;
   private final CachedStore store;
   private final WatermarkHolds holds;
@@ -1057,7 +1076,7 @@ public final class CachedStateInternals implements StateInternals {
    * {@code readRange} and {@code clearRange} are range scans of the store, streamed (see
    * {@link View}); {@code add} is two cell writes.
    */
-  private final class OrderedList<T> extends Cells implements OrderedListState<T> {
+  private final class OrderedList<T> extends Cells implements DrainableOrderedList<T> {
     private final StateKey sequenceCell;
     private final byte[] elements;
     private final byte[] elementsEnd;
@@ -1118,6 +1137,38 @@ public final class CachedStateInternals implements StateInternals {
       byte[] to = at(limitTimestamp);
       beforeWrite(from, to);
       deleteRange(from, to);
+    }
+
+    @Override
+    public Instant drainBefore(Instant limit, java.util.function.Consumer<TimestampedValue<T>> consumer) {
+      byte[] to = at(limit);
+      beforeWrite(elements, to);
+      List<org.apache.samza.storage.kv.Entry<byte[], T>> page = new ArrayList<>();
+      byte[] cursor = elements;
+      while (true) {
+        page.clear();
+        try (StoreIterator<byte[], T> it = store.range(cursor, to, coder)) {
+          while (page.size() < PAGE_CELLS && it.hasNext()) {
+            page.add(it.next());
+          }
+        }
+        for (org.apache.samza.storage.kv.Entry<byte[], T> cell : page) {
+          long millis = getLong(cell.getKey(), elements.length) ^ Long.MIN_VALUE;
+          consumer.accept(TimestampedValue.of(unmask(cell.getValue()), new Instant(millis)));
+          store.delete(store.key(cell.getKey()));
+        }
+        if (page.size() < PAGE_CELLS) {
+          break;
+        }
+        cursor = successor(page.get(page.size() - 1).getKey());
+      }
+      try (StoreIterator<byte[], Object> it = store.range(to, elementsEnd, SkipCoder.INSTANCE)) {
+        if (it.hasNext()) {
+          return new Instant(getLong(it.next().getKey(), elements.length) ^ Long.MIN_VALUE);
+        }
+      }
+      store.delete(sequenceCell); // empty: restart the tie-break sequence (one cell less per idle key)
+      return null;
     }
 
     @Override
