@@ -68,7 +68,7 @@ import org.joda.time.Instant;
  *
  * Point operations are cell reads/writes; iteration is a prefix scan of the element cells, which
  * flushes the store's dirty entries first (see {@code ObjectCache}) and decodes keys with the
- * state's key coder. Iterables returned are materialised snapshots.
+ * state's key coder, streamed a page at a time like ordered lists and multimaps (below).
  *
  * <h2>Ordered lists and multimaps: streamed snapshot reads</h2>
  *
@@ -598,6 +598,7 @@ public final class CachedStateInternals implements StateInternals {
 
   private final class CachedMap<K, V> extends Cells implements MapState<K, V> {
     private final byte[] elements;
+    private final byte[] elementsEnd;
 
     @Override
     byte[] identity() {
@@ -608,6 +609,7 @@ public final class CachedStateInternals implements StateInternals {
 
     CachedMap(byte[] elements, Coder<K> keyCoder, Coder<V> valueCoder) {
       this.elements = elements;
+      this.elementsEnd = dev.weir.state.store.ByteKeys.prefixEnd(elements);
       this.keyCoder = keyCoder;
       this.valueCoder = valueCoder;
     }
@@ -618,7 +620,9 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public void put(K k, V v) {
-      store.put(entry(k), v, valueCoder);
+      StateKey e = entry(k);
+      beforeWrite(e.bytes());
+      store.put(e, v, valueCoder);
     }
 
     @Override
@@ -626,6 +630,7 @@ public final class CachedStateInternals implements StateInternals {
       StateKey e = entry(k);
       V old = store.get(e, valueCoder);
       if (old == null) {
+        beforeWrite(e.bytes());
         store.put(e, v, valueCoder);
       }
       return ReadableStates.immediate(old);
@@ -636,6 +641,7 @@ public final class CachedStateInternals implements StateInternals {
       StateKey e = entry(k);
       V old = store.get(e, valueCoder);
       if (old == null) {
+        beforeWrite(e.bytes());
         store.put(e, f.apply(k), valueCoder);
       }
       return ReadableStates.immediate(old);
@@ -643,7 +649,9 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public void remove(K k) {
-      store.delete(entry(k));
+      StateKey e = entry(k);
+      beforeWrite(e.bytes());
+      store.delete(e);
     }
 
     @Override
@@ -661,49 +669,49 @@ public final class CachedStateInternals implements StateInternals {
       });
     }
 
-    private List<Map.Entry<K, V>> scan() {
-      List<Map.Entry<K, V>> result = new ArrayList<>();
-      try (StoreIterator<byte[], V> it = store.prefix(elements, valueCoder)) {
-        while (it.hasNext()) {
-          org.apache.samza.storage.kv.Entry<byte[], V> e = it.next();
-          result.add(Map.entry(decodeSuffix(keyCoder, e.getKey(), elements.length), e.getValue()));
+    /** A streamed read of the entries, each turned into an element by {@code element}. */
+    private <V2, E> Scan<V2, E> scan(Coder<V2> coder, java.util.function.BiFunction<byte[], V2, E> element) {
+      return new Scan<V2, E>(elements, elementsEnd, coder) {
+        @Override
+        void decode(List<org.apache.samza.storage.kv.Entry<byte[], V2>> cells, List<E> out) {
+          for (org.apache.samza.storage.kv.Entry<byte[], V2> cell : cells) {
+            out.add(element.apply(cell.getKey(), cell.getValue()));
+          }
         }
-      }
-      return result;
+      };
     }
 
     @Override
     public ReadableState<Iterable<K>> keys() {
-      return lazy(() -> scan().stream().map(Map.Entry::getKey).toList());
+      return lazy(() -> snapshot(scan(SkipCoder.INSTANCE, (k, v) -> decodeSuffix(keyCoder, k, elements.length))));
     }
 
     @Override
     public ReadableState<Iterable<V>> values() {
-      return lazy(() -> scan().stream().map(Map.Entry::getValue).toList());
+      return lazy(() -> snapshot(scan(valueCoder, (k, v) -> v)));
     }
 
     @Override
     public ReadableState<Iterable<Map.Entry<K, V>>> entries() {
-      return lazy(this::scan);
+      return lazy(() -> snapshot(scan(valueCoder,
+          (k, v) -> new java.util.AbstractMap.SimpleImmutableEntry<>(decodeSuffix(keyCoder, k, elements.length), v))));
     }
 
     @Override
     public ReadableState<Boolean> isEmpty() {
-      return lazy(() -> {
-        try (StoreIterator<byte[], V> it = store.prefix(elements, valueCoder)) {
-          return !it.hasNext();
-        }
-      });
+      return lazy(() -> noCells(elements, elementsEnd));
     }
 
     @Override
     public void clear() {
+      beforeWrite(elements, elementsEnd);
       store.deletePrefix(elements);
     }
   }
 
   private final class CachedSet<T> extends Cells implements SetState<T> {
     private final byte[] elements;
+    private final byte[] elementsEnd;
 
     @Override
     byte[] identity() {
@@ -713,6 +721,7 @@ public final class CachedStateInternals implements StateInternals {
 
     CachedSet(byte[] elements, Coder<T> coder) {
       this.elements = elements;
+      this.elementsEnd = dev.weir.state.store.ByteKeys.prefixEnd(elements);
       this.coder = coder;
     }
 
@@ -731,6 +740,7 @@ public final class CachedStateInternals implements StateInternals {
       StateKey e = entry(t);
       boolean absent = store.get(e, BooleanCoder.of()) == null;
       if (absent) {
+        beforeWrite(e.bytes());
         store.put(e, Boolean.TRUE, BooleanCoder.of());
       }
       return ReadableStates.immediate(absent);
@@ -738,32 +748,33 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public void remove(T t) {
-      store.delete(entry(t));
+      StateKey e = entry(t);
+      beforeWrite(e.bytes());
+      store.delete(e);
     }
 
     @Override
     public void add(T t) {
-      store.put(entry(t), Boolean.TRUE, BooleanCoder.of());
+      StateKey e = entry(t);
+      beforeWrite(e.bytes());
+      store.put(e, Boolean.TRUE, BooleanCoder.of());
     }
 
     @Override
     public ReadableState<Boolean> isEmpty() {
-      return lazy(() -> {
-        try (StoreIterator<byte[], Boolean> it = store.prefix(elements, BooleanCoder.of())) {
-          return !it.hasNext();
-        }
-      });
+      return lazy(() -> noCells(elements, elementsEnd));
     }
 
     @Override
     public Iterable<T> read() {
-      List<T> result = new ArrayList<>();
-      try (StoreIterator<byte[], Boolean> it = store.prefix(elements, BooleanCoder.of())) {
-        while (it.hasNext()) {
-          result.add(decodeSuffix(coder, it.next().getKey(), elements.length));
+      return snapshot(new Scan<Object, T>(elements, elementsEnd, SkipCoder.INSTANCE) {
+        @Override
+        void decode(List<org.apache.samza.storage.kv.Entry<byte[], Object>> cells, List<T> out) {
+          for (org.apache.samza.storage.kv.Entry<byte[], Object> cell : cells) {
+            out.add(decodeSuffix(CachedSet.this.coder, cell.getKey(), elements.length));
+          }
         }
-      }
-      return result;
+      });
     }
 
     @Override
@@ -773,6 +784,7 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public void clear() {
+      beforeWrite(elements, elementsEnd);
       store.deletePrefix(elements);
     }
   }

@@ -390,4 +390,41 @@ class CachedStateInternalsTest {
     assertThat(list(mm.get("k0").read())).containsExactly(0, 1, 2, 7);
     assertThat(list(mm.entries().read())).hasSize(3 * keys + 2);
   }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void mapAndSetReadsLargerThanCacheAndPagesAreSnapshots(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    MapState<String, Integer> map = s.state(W1, MAP);
+    SetState<String> set = s.state(W1, SET);
+    int n = 3 * CachedStateInternals.PAGE_CELLS + 1;
+    for (int i = 0; i < n; i++) {
+      map.put("k" + i, i);
+      set.add("e" + i);
+    }
+    Iterable<Map.Entry<String, Integer>> entries = map.entries().read();
+    Iterable<String> keys = map.keys().read();
+    Iterable<Integer> values = map.values().read();
+    Iterable<String> elements = set.read();
+    Iterator<String> partlyRead = elements.iterator();
+    partlyRead.next();
+    map.put("k0", -1);
+    map.remove("k1");
+    map.put("new", 0);
+    set.remove("e2");
+    set.clear();
+    assertThat(list(entries)).hasSize(n).contains(Map.entry("k0", 0), Map.entry("k1", 1));
+    assertThat(list(keys)).hasSize(n).contains("k1").doesNotContain("new");
+    assertThat(list(values)).hasSize(n).doesNotContain(-1);
+    assertThat(list(elements)).hasSize(n).contains("e2");
+    int rest = 0;
+    while (partlyRead.hasNext()) {
+      partlyRead.next();
+      rest++;
+    }
+    assertThat(rest).isEqualTo(n - 1);
+    assertThat(list(map.entries().read())).hasSize(n).contains(Map.entry("k0", -1), Map.entry("new", 0));
+    assertThat(set.read()).isEmpty();
+    assertThat(set.isEmpty().read()).isTrue();
+  }
 }
