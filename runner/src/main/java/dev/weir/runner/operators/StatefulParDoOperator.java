@@ -30,6 +30,7 @@ import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
 import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.util.SerializableUtils;
@@ -65,6 +66,10 @@ import org.joda.time.Instant;
  * end of input (watermark +infinity) every event-time timer fires, then the processing-time timers
  * pending at that moment fire once each (a processing-time timer can no longer wait for a clock
  * that outlives the input); ones they set are dropped.
+ *
+ * <p>{@code @RequiresTimeSortedInput}: a {@link TimeSortedInputRunner} between the two runners
+ * buffers each key's elements in store-sorted state and hands them to the DoFn in timestamp order
+ * as the input watermark passes them.
  *
  * <p>Watermark: {@link #watermarkHold()} is the minimum of the state's watermark holds and the
  * timers' output holds. State is committed (dirty cache entries written in one batch) after every
@@ -155,10 +160,16 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(
         context.options(), fn, NullSideInputReader.empty(), new Router(), mainTag, additionalTags,
         stepContext, inputCoder, outputCoders, windowingStrategy, schemaInformation, sideInputMapping);
+    if (DoFnSignatures.getSignature(fn.getClass()).processElement().requiresTimeSortedInput()) {
+      simple = new TimeSortedInputRunner<>(simple, inputCoder, stepContext, windowingStrategy);
+    }
     Coder windowCoder = windowingStrategy.getWindowFn().windowCoder();
-    runner = DoFnRunners.defaultStatefulDoFnRunner(fn, inputCoder, simple, stepContext, windowingStrategy,
+    // What DoFnRunners.defaultStatefulDoFnRunner builds, minus its rejection of
+    // @RequiresTimeSortedInput (sorted by the TimeSortedInputRunner above instead of runners-core's
+    // in-memory sort of a bag).
+    runner = new StatefulDoFnRunner<>(simple, inputCoder, stepContext, windowingStrategy,
         new StatefulDoFnRunner.TimeInternalsCleanupTimer<>(timers, windowingStrategy),
-        new StatefulDoFnRunner.StateInternalsStateCleaner<>(fn, currentState, windowCoder));
+        new StatefulDoFnRunner.StateInternalsStateCleaner<>(fn, currentState, windowCoder), false);
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.weir.runner.state;
 import dev.weir.state.cache.CachedStore;
 import dev.weir.state.cache.StateKey;
 import dev.weir.state.store.StoreIterator;
+import java.lang.ref.WeakReference;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -34,6 +35,7 @@ import org.apache.beam.sdk.transforms.CombineWithContext.CombineFnWithContext;
 import org.apache.beam.sdk.transforms.windowing.TimestampCombiner;
 import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.util.CombineFnUtil;
+import org.apache.beam.sdk.values.TimestampedValue;
 import org.joda.time.Instant;
 
 /**
@@ -66,13 +68,28 @@ import org.joda.time.Instant;
  *
  * Point operations are cell reads/writes; iteration is a prefix scan of the element cells, which
  * flushes the store's dirty entries first (see {@code ObjectCache}) and decodes keys with the
- * state's key coder. Iterables returned are materialised snapshots.
+ * state's key coder, streamed a page at a time like ordered lists and multimaps (below).
+ *
+ * <h2>Ordered lists and multimaps: streamed snapshot reads</h2>
+ *
+ * An {@link OrderedListState} keeps one cell per element under {@code ts | seq} (timestamp
+ * encoded order-preserving, then a per-list sequence number for ties), a {@link MultimapState} one
+ * cell per pair under {@code len(k) | k | seq}; each has a counter cell for its sequence. Their
+ * reads ({@code read}, {@code readRange}, {@code get}, {@code keys}, {@code entries}) are range
+ * scans read a page of {@value #PAGE_CELLS} cells at a time: a result that fits in one page is
+ * returned as a list; a larger one is a view that streams the remaining pages from the store
+ * whenever it is iterated, so a list or multimap far larger than memory is never copied to be
+ * read. Beam requires a result not to change with later writes: before any write to a list or
+ * multimap, outstanding views over the written range are copied in full. Views are held weakly,
+ * so a dropped one is skipped once the garbage collector has cleared it; until then it is copied
+ * too. Reading more than a page of a range and then writing into it (e.g. read, then clear) can
+ * therefore cost one copy of the range.
  *
  * <p>Values are cached by reference: state objects never mutate a value after putting it, except
  * combining accumulators, which are put again after every {@code addInput}.
  *
- * <p>Threading: confined to the owning task's container thread. Not supported yet:
- * {@link OrderedListState}, {@link MultimapState} (fail with {@link UnsupportedOperationException}).
+ * <p>Threading: confined to the owning task's container thread, and so are the iterables its
+ * states return.
  */
 public final class CachedStateInternals implements StateInternals {
   private static final byte KIND_CELL = 0;
@@ -99,6 +116,25 @@ public final class CachedStateInternals implements StateInternals {
       inner.decode(in);
       return NULL_ELEMENT;
     }
+  }
+
+  /**
+   * The {@link OrderedListState} this class binds, with a streamed take-out of its earliest
+   * elements for runner-internal buffers (e.g. {@code @RequiresTimeSortedInput}): unlike
+   * {@code readRange} followed by {@code clearRange}, nothing is ever copied.
+   *
+   * @param <T> the element type
+   */
+  public interface DrainableOrderedList<T> extends OrderedListState<T> {
+    /**
+     * Hands every element with a timestamp before {@code limit} to {@code consumer}, in timestamp
+     * order (ties in insertion order), a page of at most {@link #PAGE_CELLS} at a time, and removes
+     * them. The consumer may write other state but must not write to this list.
+     *
+     * @param limit exclusive upper bound of the timestamps taken out
+     * @return the timestamp of the earliest element left, or null if the list is now empty
+     */
+    Instant drainBefore(Instant limit, java.util.function.Consumer<TimestampedValue<T>> consumer);
   }
 
   private final Object key;
@@ -310,12 +346,12 @@ public final class CachedStateInternals implements StateInternals {
     @Override
     public <K, V> MultimapState<K, V> bindMultimap(StateTag<MultimapState<K, V>> spec, Coder<K> keyCoder,
         Coder<V> valueCoder) {
-      throw new UnsupportedOperationException("MultimapState is not supported by WeirRunner yet");
+      return new CachedMultimap<>(cell(base), elementPrefix(base), keyCoder, valueCoder);
     }
 
     @Override
     public <T> OrderedListState<T> bindOrderedList(StateTag<OrderedListState<T>> spec, Coder<T> elemCoder) {
-      throw new UnsupportedOperationException("OrderedListState is not supported by WeirRunner yet");
+      return new OrderedList<>(cell(base), elementPrefix(base), elemCoder);
     }
 
     @Override
@@ -562,6 +598,7 @@ public final class CachedStateInternals implements StateInternals {
 
   private final class CachedMap<K, V> extends Cells implements MapState<K, V> {
     private final byte[] elements;
+    private final byte[] elementsEnd;
 
     @Override
     byte[] identity() {
@@ -572,6 +609,7 @@ public final class CachedStateInternals implements StateInternals {
 
     CachedMap(byte[] elements, Coder<K> keyCoder, Coder<V> valueCoder) {
       this.elements = elements;
+      this.elementsEnd = dev.weir.state.store.ByteKeys.prefixEnd(elements);
       this.keyCoder = keyCoder;
       this.valueCoder = valueCoder;
     }
@@ -582,7 +620,9 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public void put(K k, V v) {
-      store.put(entry(k), v, valueCoder);
+      StateKey e = entry(k);
+      beforeWrite(e.bytes());
+      store.put(e, v, valueCoder);
     }
 
     @Override
@@ -590,6 +630,7 @@ public final class CachedStateInternals implements StateInternals {
       StateKey e = entry(k);
       V old = store.get(e, valueCoder);
       if (old == null) {
+        beforeWrite(e.bytes());
         store.put(e, v, valueCoder);
       }
       return ReadableStates.immediate(old);
@@ -600,6 +641,7 @@ public final class CachedStateInternals implements StateInternals {
       StateKey e = entry(k);
       V old = store.get(e, valueCoder);
       if (old == null) {
+        beforeWrite(e.bytes());
         store.put(e, f.apply(k), valueCoder);
       }
       return ReadableStates.immediate(old);
@@ -607,7 +649,9 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public void remove(K k) {
-      store.delete(entry(k));
+      StateKey e = entry(k);
+      beforeWrite(e.bytes());
+      store.delete(e);
     }
 
     @Override
@@ -625,49 +669,49 @@ public final class CachedStateInternals implements StateInternals {
       });
     }
 
-    private List<Map.Entry<K, V>> scan() {
-      List<Map.Entry<K, V>> result = new ArrayList<>();
-      try (StoreIterator<byte[], V> it = store.prefix(elements, valueCoder)) {
-        while (it.hasNext()) {
-          org.apache.samza.storage.kv.Entry<byte[], V> e = it.next();
-          result.add(Map.entry(decodeSuffix(keyCoder, e.getKey(), elements.length), e.getValue()));
+    /** A streamed read of the entries, each turned into an element by {@code element}. */
+    private <V2, E> Scan<V2, E> scan(Coder<V2> coder, java.util.function.BiFunction<byte[], V2, E> element) {
+      return new Scan<V2, E>(elements, elementsEnd, coder) {
+        @Override
+        void decode(List<org.apache.samza.storage.kv.Entry<byte[], V2>> cells, List<E> out) {
+          for (org.apache.samza.storage.kv.Entry<byte[], V2> cell : cells) {
+            out.add(element.apply(cell.getKey(), cell.getValue()));
+          }
         }
-      }
-      return result;
+      };
     }
 
     @Override
     public ReadableState<Iterable<K>> keys() {
-      return lazy(() -> scan().stream().map(Map.Entry::getKey).toList());
+      return lazy(() -> snapshot(scan(SkipCoder.INSTANCE, (k, v) -> decodeSuffix(keyCoder, k, elements.length))));
     }
 
     @Override
     public ReadableState<Iterable<V>> values() {
-      return lazy(() -> scan().stream().map(Map.Entry::getValue).toList());
+      return lazy(() -> snapshot(scan(valueCoder, (k, v) -> v)));
     }
 
     @Override
     public ReadableState<Iterable<Map.Entry<K, V>>> entries() {
-      return lazy(this::scan);
+      return lazy(() -> snapshot(scan(valueCoder,
+          (k, v) -> new java.util.AbstractMap.SimpleImmutableEntry<>(decodeSuffix(keyCoder, k, elements.length), v))));
     }
 
     @Override
     public ReadableState<Boolean> isEmpty() {
-      return lazy(() -> {
-        try (StoreIterator<byte[], V> it = store.prefix(elements, valueCoder)) {
-          return !it.hasNext();
-        }
-      });
+      return lazy(() -> noCells(elements, elementsEnd));
     }
 
     @Override
     public void clear() {
+      beforeWrite(elements, elementsEnd);
       store.deletePrefix(elements);
     }
   }
 
   private final class CachedSet<T> extends Cells implements SetState<T> {
     private final byte[] elements;
+    private final byte[] elementsEnd;
 
     @Override
     byte[] identity() {
@@ -677,6 +721,7 @@ public final class CachedStateInternals implements StateInternals {
 
     CachedSet(byte[] elements, Coder<T> coder) {
       this.elements = elements;
+      this.elementsEnd = dev.weir.state.store.ByteKeys.prefixEnd(elements);
       this.coder = coder;
     }
 
@@ -695,6 +740,7 @@ public final class CachedStateInternals implements StateInternals {
       StateKey e = entry(t);
       boolean absent = store.get(e, BooleanCoder.of()) == null;
       if (absent) {
+        beforeWrite(e.bytes());
         store.put(e, Boolean.TRUE, BooleanCoder.of());
       }
       return ReadableStates.immediate(absent);
@@ -702,32 +748,33 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public void remove(T t) {
-      store.delete(entry(t));
+      StateKey e = entry(t);
+      beforeWrite(e.bytes());
+      store.delete(e);
     }
 
     @Override
     public void add(T t) {
-      store.put(entry(t), Boolean.TRUE, BooleanCoder.of());
+      StateKey e = entry(t);
+      beforeWrite(e.bytes());
+      store.put(e, Boolean.TRUE, BooleanCoder.of());
     }
 
     @Override
     public ReadableState<Boolean> isEmpty() {
-      return lazy(() -> {
-        try (StoreIterator<byte[], Boolean> it = store.prefix(elements, BooleanCoder.of())) {
-          return !it.hasNext();
-        }
-      });
+      return lazy(() -> noCells(elements, elementsEnd));
     }
 
     @Override
     public Iterable<T> read() {
-      List<T> result = new ArrayList<>();
-      try (StoreIterator<byte[], Boolean> it = store.prefix(elements, BooleanCoder.of())) {
-        while (it.hasNext()) {
-          result.add(decodeSuffix(coder, it.next().getKey(), elements.length));
+      return snapshot(new Scan<Object, T>(elements, elementsEnd, SkipCoder.INSTANCE) {
+        @Override
+        void decode(List<org.apache.samza.storage.kv.Entry<byte[], Object>> cells, List<T> out) {
+          for (org.apache.samza.storage.kv.Entry<byte[], Object> cell : cells) {
+            out.add(decodeSuffix(CachedSet.this.coder, cell.getKey(), elements.length));
+          }
         }
-      }
-      return result;
+      });
     }
 
     @Override
@@ -737,7 +784,588 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public void clear() {
+      beforeWrite(elements, elementsEnd);
       store.deletePrefix(elements);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Streamed snapshot reads: ordered lists and multimaps.
+
+  /** Cells read from the store per page of a streamed read: bounds the memory one read holds. */
+  static final int PAGE_CELLS = 256;
+
+  /**
+   * Streamed reads of this key handed out and not yet copied (see {@link View}), weakly held so
+   * that an abandoned read is not copied. Empty in the common case, so writes check it for free.
+   * Only from the owning thread.
+   */
+  private final ArrayList<WeakReference<View<?>>> views = new ArrayList<>(0);
+  /** Size of {@link #views} after its last pruning; the next pruning waits until it doubles. */
+  private int viewsAfterPrune;
+
+  /** The value a {@link SkipCoder} reads in place of a cell's value. */
+  private static final Object UNREAD = new Object();
+
+  /** Reads past a value without decoding it, for scans that only need cell keys. Never writes. */
+  private static final class SkipCoder extends org.apache.beam.sdk.coders.CustomCoder<Object> {
+    static final SkipCoder INSTANCE = new SkipCoder();
+
+    @Override
+    public void encode(Object value, java.io.OutputStream out) {
+      throw new UnsupportedOperationException("SkipCoder only reads");
+    }
+
+    @Override
+    public Object decode(java.io.InputStream in) throws java.io.IOException {
+      while (in.skip(Long.MAX_VALUE) > 0 || in.read() >= 0) {
+        // consume everything: CoderUtils rejects unread bytes
+      }
+      return UNREAD;
+    }
+  }
+
+  /** The smallest key after {@code key} in unsigned lexicographic order. */
+  private static byte[] successor(byte[] key) {
+    return java.util.Arrays.copyOf(key, key.length + 1);
+  }
+
+  private static void putLong(byte[] target, int at, long value) {
+    for (int i = 0; i < 8; i++) {
+      target[at + i] = (byte) (value >>> (56 - 8 * i));
+    }
+  }
+
+  private static long getLong(byte[] source, int at) {
+    long value = 0;
+    for (int i = 0; i < 8; i++) {
+      value = (value << 8) | (source[at + i] & 0xFF);
+    }
+    return value;
+  }
+
+  private static int getInt(byte[] source, int at) {
+    return ((source[at] & 0xFF) << 24) | ((source[at + 1] & 0xFF) << 16) | ((source[at + 2] & 0xFF) << 8)
+        | (source[at + 3] & 0xFF);
+  }
+
+  /** Whether {@code [aFrom, aTo)} and {@code [bFrom, bTo)} intersect; a null end is unbounded. */
+  private static boolean overlaps(byte[] aFrom, byte[] aTo, byte[] bFrom, byte[] bTo) {
+    return (aTo == null || java.util.Arrays.compareUnsigned(bFrom, aTo) < 0)
+        && (bTo == null || java.util.Arrays.compareUnsigned(aFrom, bTo) < 0);
+  }
+
+  /** Puts a possibly-null element value (the cache holds no nulls, so a marker stands in). */
+  private <T> void putNullable(StateKey cell, T value, Coder<T> coder) {
+    if (value == null) {
+      store.put(cell, NULL_ELEMENT, new NullElementCoder<>(coder));
+    } else {
+      store.put(cell, value, coder);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> T unmask(Object value) {
+    return value == NULL_ELEMENT ? null : (T) value;
+  }
+
+  /** Whether {@code [from, to)} holds no cell (one seek; flushes the store's dirty entries). */
+  private boolean noCells(byte[] from, byte[] to) {
+    try (StoreIterator<byte[], Object> it = store.range(from, to, SkipCoder.INSTANCE)) {
+      return !it.hasNext();
+    }
+  }
+
+  /** Next tie-break sequence number of a list or multimap, from its counter cell. */
+  private long nextSequence(StateKey counter) {
+    Long n = store.get(counter, VarLongCoder.of());
+    long next = n == null ? 0 : n;
+    store.put(counter, next + 1, VarLongCoder.of());
+    return next;
+  }
+
+  /**
+   * Deletes the cells of {@code [from, to)} a page at a time (cached tombstones, written back with
+   * the next batch), so a large range is never held in memory.
+   */
+  private void deleteRange(byte[] from, byte[] to) {
+    List<byte[]> page = new ArrayList<>();
+    byte[] cursor = from;
+    while (true) {
+      page.clear();
+      try (StoreIterator<byte[], Object> it = store.range(cursor, to, SkipCoder.INSTANCE)) {
+        while (page.size() < PAGE_CELLS && it.hasNext()) {
+          page.add(it.next().getKey());
+        }
+      }
+      for (byte[] k : page) {
+        store.delete(store.key(k));
+      }
+      if (page.size() < PAGE_CELLS) {
+        return;
+      }
+      cursor = successor(page.get(page.size() - 1));
+    }
+  }
+
+  /**
+   * Called before every write to the cells of {@code [from, to)} by a list or multimap: copies the
+   * outstanding streamed reads over that range, so that they keep showing the state as of their
+   * {@code read()} (Beam: changes are not reflected in results of earlier reads).
+   */
+  private void beforeWrite(byte[] from, byte[] to) {
+    for (int i = views.size() - 1; i >= 0; i--) {
+      View<?> view = views.get(i).get();
+      if (view == null || view.copy != null) {
+        dropView(i);
+      } else if (overlaps(view.scan.from, view.scan.to, from, to)) {
+        view.copyAll();
+        dropView(i);
+      }
+    }
+  }
+
+  /** {@link #beforeWrite} of one cell; allocates only when a streamed read is outstanding. */
+  private void beforeWrite(byte[] cell) {
+    if (!views.isEmpty()) {
+      beforeWrite(cell, successor(cell));
+    }
+  }
+
+  private void dropView(int i) {
+    int last = views.size() - 1;
+    views.set(i, views.get(last));
+    views.remove(last);
+  }
+
+  /**
+   * Reads {@code scan}: its first page now; if that is all of it, the page is the result, else a
+   * {@link View} that streams the rest from the store and is copied if a write touches its range.
+   */
+  private <E> Iterable<E> snapshot(Scan<?, E> scan) {
+    List<E> first = new ArrayList<>();
+    byte[] next = scan.read(scan.from, first);
+    if (next == null) {
+      return java.util.Collections.unmodifiableList(first);
+    }
+    View<E> view = new View<>(scan, first, next);
+    if (views.size() > 2 * viewsAfterPrune + 16) {
+      views.removeIf(r -> r.get() == null || r.get().copy != null);
+      viewsAfterPrune = views.size();
+    }
+    views.add(new WeakReference<>(view));
+    return view;
+  }
+
+  /**
+   * One streamed read: the cells of {@code [from, to)} in key order, a page of at most
+   * {@link #PAGE_CELLS} at a time, turned into elements by {@link #decode}. Each page opens and
+   * closes its own store iterator (no iterator outlives a call), after the store's dirty entries
+   * are flushed, so a page sees every write made before it.
+   */
+  private abstract class Scan<V, E> {
+    final byte[] from;
+    final byte[] to;
+    final Coder<V> coder;
+
+    /** @param to exclusive end; null means unbounded */
+    Scan(byte[] from, byte[] to, Coder<V> coder) {
+      this.from = from;
+      this.to = to;
+      this.coder = coder;
+    }
+
+    /** Appends the elements of one page of cells (in key order) to {@code out}. */
+    abstract void decode(List<org.apache.samza.storage.kv.Entry<byte[], V>> cells, List<E> out);
+
+    /** Where the page after one whose last cell is {@code last} starts. */
+    byte[] after(byte[] last) {
+      return successor(last);
+    }
+
+    /**
+     * Reads the page starting at {@code cursor} into {@code out}.
+     *
+     * @return where the next page starts, or null if the range is exhausted
+     */
+    final byte[] read(byte[] cursor, List<E> out) {
+      if (to != null && java.util.Arrays.compareUnsigned(cursor, to) >= 0) {
+        return null;
+      }
+      List<org.apache.samza.storage.kv.Entry<byte[], V>> cells = new ArrayList<>();
+      try (StoreIterator<byte[], V> it = store.range(cursor, to, coder)) {
+        while (cells.size() < PAGE_CELLS && it.hasNext()) {
+          cells.add(it.next());
+        }
+      }
+      decode(cells, out);
+      return cells.size() < PAGE_CELLS ? null : after(cells.get(cells.size() - 1).getKey());
+    }
+  }
+
+  /**
+   * The result of a read larger than one page: holds the first page and streams the rest from the
+   * store on each iteration, until a write to its range makes the state copy it in full first
+   * ({@link #copyAll}); iterators then continue in the copy at the position they reached.
+   * Single-threaded, like the state.
+   */
+  private static final class View<E> implements Iterable<E> {
+    final Scan<?, E> scan;
+    private final List<E> first;
+    private final byte[] afterFirst;
+    /** All elements, once a write touched the range; null while streaming. */
+    List<E> copy;
+
+    View(Scan<?, E> scan, List<E> first, byte[] afterFirst) {
+      this.scan = scan;
+      this.first = first;
+      this.afterFirst = afterFirst;
+    }
+
+    void copyAll() {
+      if (copy == null) {
+        List<E> all = new ArrayList<>(first);
+        byte[] cursor = afterFirst;
+        while (cursor != null) {
+          cursor = scan.read(cursor, all);
+        }
+        copy = all;
+      }
+    }
+
+    @Override
+    public java.util.Iterator<E> iterator() {
+      return new java.util.Iterator<E>() {
+        private List<E> page = first;
+        private int at;
+        private byte[] next = afterFirst;
+        private long emitted;
+
+        @Override
+        public boolean hasNext() {
+          if (copy != null) {
+            return emitted < copy.size();
+          }
+          while (at == page.size()) {
+            if (next == null) {
+              return false;
+            }
+            page = new ArrayList<>();
+            at = 0;
+            next = scan.read(next, page);
+          }
+          return true;
+        }
+
+        @Override
+        public E next() {
+          if (!hasNext()) {
+            throw new java.util.NoSuchElementException();
+          }
+          if (copy != null) {
+            return copy.get((int) emitted++);
+          }
+          emitted++;
+          return page.get(at++);
+        }
+      };
+    }
+
+    @Override
+    public String toString() {
+      StringBuilder b = new StringBuilder("[");
+      for (E e : this) {
+        b.append(b.length() == 1 ? "" : ", ").append(e);
+      }
+      return b.append(']').toString();
+    }
+  }
+
+  /**
+   * Beam's {@link OrderedListState}: one cell per element under {@code elements | ts(8) | seq(8)},
+   * the timestamp's millis with the sign bit flipped (so unsigned byte order is timestamp order)
+   * and a per-list sequence number from the counter cell breaking ties in insertion order. So
+   * {@code readRange} and {@code clearRange} are range scans of the store, streamed (see
+   * {@link View}); {@code add} is two cell writes.
+   */
+  private final class OrderedList<T> extends Cells implements DrainableOrderedList<T> {
+    private final StateKey sequenceCell;
+    private final byte[] elements;
+    private final byte[] elementsEnd;
+    private final Coder<T> coder;
+
+    OrderedList(StateKey sequenceCell, byte[] elements, Coder<T> coder) {
+      this.sequenceCell = sequenceCell;
+      this.elements = elements;
+      this.elementsEnd = dev.weir.state.store.ByteKeys.prefixEnd(elements);
+      this.coder = coder;
+    }
+
+    @Override
+    byte[] identity() {
+      return elements;
+    }
+
+    /** The first cell key at or after {@code ts}. */
+    private byte[] at(Instant ts) {
+      byte[] k = java.util.Arrays.copyOf(elements, elements.length + 8);
+      putLong(k, elements.length, ts.getMillis() ^ Long.MIN_VALUE);
+      return k;
+    }
+
+    @Override
+    public void add(TimestampedValue<T> value) {
+      byte[] k = java.util.Arrays.copyOf(elements, elements.length + 16);
+      putLong(k, elements.length, value.getTimestamp().getMillis() ^ Long.MIN_VALUE);
+      putLong(k, elements.length + 8, nextSequence(sequenceCell));
+      beforeWrite(k);
+      putNullable(store.key(k), value.getValue(), coder);
+    }
+
+    @Override
+    public ReadableState<Boolean> isEmpty() {
+      return lazy(() -> noCells(elements, elementsEnd));
+    }
+
+    @Override
+    public Iterable<TimestampedValue<T>> read() {
+      return snapshot(new Elements(elements, elementsEnd));
+    }
+
+    @Override
+    public Iterable<TimestampedValue<T>> readRange(Instant minTimestamp, Instant limitTimestamp) {
+      if (!minTimestamp.isBefore(limitTimestamp)) {
+        return List.of();
+      }
+      return snapshot(new Elements(at(minTimestamp), at(limitTimestamp)));
+    }
+
+    @Override
+    public void clearRange(Instant minTimestamp, Instant limitTimestamp) {
+      if (!minTimestamp.isBefore(limitTimestamp)) {
+        return;
+      }
+      byte[] from = at(minTimestamp);
+      byte[] to = at(limitTimestamp);
+      beforeWrite(from, to);
+      deleteRange(from, to);
+    }
+
+    @Override
+    public Instant drainBefore(Instant limit, java.util.function.Consumer<TimestampedValue<T>> consumer) {
+      byte[] to = at(limit);
+      beforeWrite(elements, to);
+      List<org.apache.samza.storage.kv.Entry<byte[], T>> page = new ArrayList<>();
+      byte[] cursor = elements;
+      while (true) {
+        page.clear();
+        try (StoreIterator<byte[], T> it = store.range(cursor, to, coder)) {
+          while (page.size() < PAGE_CELLS && it.hasNext()) {
+            page.add(it.next());
+          }
+        }
+        for (org.apache.samza.storage.kv.Entry<byte[], T> cell : page) {
+          long millis = getLong(cell.getKey(), elements.length) ^ Long.MIN_VALUE;
+          consumer.accept(TimestampedValue.of(unmask(cell.getValue()), new Instant(millis)));
+          store.delete(store.key(cell.getKey()));
+        }
+        if (page.size() < PAGE_CELLS) {
+          break;
+        }
+        cursor = successor(page.get(page.size() - 1).getKey());
+      }
+      try (StoreIterator<byte[], Object> it = store.range(to, elementsEnd, SkipCoder.INSTANCE)) {
+        if (it.hasNext()) {
+          return new Instant(getLong(it.next().getKey(), elements.length) ^ Long.MIN_VALUE);
+        }
+      }
+      store.delete(sequenceCell); // empty: restart the tie-break sequence (one cell less per idle key)
+      return null;
+    }
+
+    @Override
+    public OrderedListState<T> readRangeLater(Instant minTimestamp, Instant limitTimestamp) {
+      return this;
+    }
+
+    @Override
+    public OrderedListState<T> readLater() {
+      return this;
+    }
+
+    @Override
+    public void clear() {
+      beforeWrite(elements, elementsEnd);
+      store.deletePrefix(elements);
+      store.delete(sequenceCell);
+    }
+
+    /** Decodes cells into timestamped values: the timestamp from the cell key, the value as stored. */
+    private final class Elements extends Scan<T, TimestampedValue<T>> {
+      Elements(byte[] from, byte[] to) {
+        super(from, to, OrderedList.this.coder);
+      }
+
+      @Override
+      void decode(List<org.apache.samza.storage.kv.Entry<byte[], T>> cells, List<TimestampedValue<T>> out) {
+        for (org.apache.samza.storage.kv.Entry<byte[], T> cell : cells) {
+          long millis = getLong(cell.getKey(), elements.length) ^ Long.MIN_VALUE;
+          out.add(TimestampedValue.of(unmask(cell.getValue()), new Instant(millis)));
+        }
+      }
+    }
+  }
+
+  /**
+   * Beam's {@link MultimapState}: one cell per (key, value) pair under
+   * {@code elements | len(k) | k | seq(8)}, {@code k} the key encoded with the key coder (so keys
+   * are equal by structural value), {@code seq} from the counter cell (so a key's values come back
+   * in insertion order). {@code put} is two cell writes, {@code remove} a prefix delete, and
+   * {@code get}, {@code keys} and {@code entries} are streamed range scans (see {@link View});
+   * {@code keys} skips values without decoding them and returns each key once.
+   */
+  private final class CachedMultimap<K, V> extends Cells implements MultimapState<K, V> {
+    private final StateKey sequenceCell;
+    private final byte[] elements;
+    private final byte[] elementsEnd;
+    private final Coder<K> keyCoder;
+    private final Coder<V> valueCoder;
+
+    CachedMultimap(StateKey sequenceCell, byte[] elements, Coder<K> keyCoder, Coder<V> valueCoder) {
+      this.sequenceCell = sequenceCell;
+      this.elements = elements;
+      this.elementsEnd = dev.weir.state.store.ByteKeys.prefixEnd(elements);
+      this.keyCoder = keyCoder;
+      this.valueCoder = valueCoder;
+    }
+
+    @Override
+    byte[] identity() {
+      return elements;
+    }
+
+    /** {@code elements | len(k) | k}: the prefix of the cells of map key {@code k}. */
+    private byte[] keyPrefix(K k) {
+      byte[] kb = encode(keyCoder, k);
+      byte[] p = java.util.Arrays.copyOf(elements, elements.length + 4 + kb.length);
+      putInt(p, elements.length, kb.length);
+      System.arraycopy(kb, 0, p, elements.length + 4, kb.length);
+      return p;
+    }
+
+    /** End (exclusive) of the key prefix within {@code cell}. */
+    private int keyEnd(byte[] cell) {
+      return elements.length + 4 + getInt(cell, elements.length);
+    }
+
+    private K decodeKey(byte[] cell, int keyEnd) {
+      try {
+        byte[] kb = java.util.Arrays.copyOfRange(cell, elements.length + 4, keyEnd);
+        return CoderUtils.decodeFromByteArray(keyCoder, kb);
+      } catch (CoderException e) {
+        throw new IllegalStateException("cannot decode a multimap key with " + keyCoder, e);
+      }
+    }
+
+    @Override
+    public void put(K key, V value) {
+      byte[] prefix = keyPrefix(key);
+      byte[] cell = java.util.Arrays.copyOf(prefix, prefix.length + 8);
+      putLong(cell, prefix.length, nextSequence(sequenceCell));
+      beforeWrite(cell);
+      putNullable(store.key(cell), value, valueCoder);
+    }
+
+    @Override
+    public ReadableState<Iterable<V>> get(K key) {
+      byte[] prefix = keyPrefix(key);
+      byte[] end = dev.weir.state.store.ByteKeys.prefixEnd(prefix);
+      return lazy(() -> snapshot(new Scan<V, V>(prefix, end, valueCoder) {
+        @Override
+        void decode(List<org.apache.samza.storage.kv.Entry<byte[], V>> cells, List<V> out) {
+          for (org.apache.samza.storage.kv.Entry<byte[], V> cell : cells) {
+            out.add(unmask(cell.getValue()));
+          }
+        }
+      }));
+    }
+
+    @Override
+    public void remove(K key) {
+      byte[] prefix = keyPrefix(key);
+      byte[] end = dev.weir.state.store.ByteKeys.prefixEnd(prefix);
+      if (!views.isEmpty()) {
+        beforeWrite(prefix, end);
+      }
+      store.deletePrefix(prefix);
+    }
+
+    @Override
+    public ReadableState<Iterable<K>> keys() {
+      return lazy(() -> snapshot(new Scan<Object, K>(elements, elementsEnd, SkipCoder.INSTANCE) {
+        @Override
+        void decode(List<org.apache.samza.storage.kv.Entry<byte[], Object>> cells, List<K> out) {
+          byte[] previous = null;
+          int previousEnd = 0;
+          for (org.apache.samza.storage.kv.Entry<byte[], Object> cell : cells) {
+            byte[] k = cell.getKey();
+            int end = keyEnd(k);
+            if (previous == null || !java.util.Arrays.equals(previous, 0, previousEnd, k, 0, end)) {
+              out.add(decodeKey(k, end));
+              previous = k;
+              previousEnd = end;
+            }
+          }
+        }
+
+        @Override
+        byte[] after(byte[] last) {
+          // Skip the rest of the last key's values: its key was emitted on this page.
+          byte[] next = dev.weir.state.store.ByteKeys.prefixEnd(java.util.Arrays.copyOf(last, keyEnd(last)));
+          return next == null ? elementsEnd : next;
+        }
+      }));
+    }
+
+    @Override
+    public ReadableState<Iterable<Map.Entry<K, V>>> entries() {
+      return lazy(() -> snapshot(new Scan<V, Map.Entry<K, V>>(elements, elementsEnd, valueCoder) {
+        @Override
+        void decode(List<org.apache.samza.storage.kv.Entry<byte[], V>> cells, List<Map.Entry<K, V>> out) {
+          byte[] previous = null;
+          int previousEnd = 0;
+          K key = null;
+          for (org.apache.samza.storage.kv.Entry<byte[], V> cell : cells) {
+            byte[] k = cell.getKey();
+            int end = keyEnd(k);
+            if (previous == null || !java.util.Arrays.equals(previous, 0, previousEnd, k, 0, end)) {
+              key = decodeKey(k, end); // once per run of cells of the same key
+              previous = k;
+              previousEnd = end;
+            }
+            out.add(new java.util.AbstractMap.SimpleImmutableEntry<>(key, unmask(cell.getValue())));
+          }
+        }
+      }));
+    }
+
+    @Override
+    public ReadableState<Boolean> containsKey(K key) {
+      byte[] prefix = keyPrefix(key);
+      byte[] end = dev.weir.state.store.ByteKeys.prefixEnd(prefix);
+      return lazy(() -> !noCells(prefix, end));
+    }
+
+    @Override
+    public ReadableState<Boolean> isEmpty() {
+      return lazy(() -> noCells(elements, elementsEnd));
+    }
+
+    @Override
+    public void clear() {
+      beforeWrite(elements, elementsEnd);
+      store.deletePrefix(elements);
+      store.delete(sequenceCell);
     }
   }
 }

@@ -64,8 +64,9 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * <p>Anything else fails here, at {@code run()}, with an {@link UnsupportedOperationException}
  * naming the transform's full name and URN. A ParDo whose DoFn uses state, timers or
  * {@code @OnWindowExpiration} starts a keyed stage of {@code --parallelism} partitions fed by a
- * SHUFFLE stream ({@link #statefulParDo}). Not yet supported: stateful DoFns with side inputs or
- * {@code @RequiresTimeSortedInput}, splittable (unbounded) DoFns.
+ * SHUFFLE stream ({@link #statefulParDo}); so does one whose {@code @ProcessElement} is
+ * {@code @RequiresTimeSortedInput} (sorting needs keyed state). Not yet supported: stateful DoFns
+ * with side inputs, splittable (unbounded) DoFns.
  *
  * <p>Threading: used once, on the thread that called {@code run()}.
  */
@@ -256,7 +257,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     DoFn prototype = fn;
     Producer from = producerOf(input, node);
     List<PCollectionView<?>> views = new ArrayList<>(parDo.getSideInputs().values());
-    if (signature.usesState() || signature.usesTimers() || signature.onWindowExpiration() != null) {
+    if (signature.usesState() || signature.usesTimers() || signature.onWindowExpiration() != null
+        || signature.processElement().requiresTimeSortedInput()) {
       statefulParDo(node, signature, from, prototype, mainTag, additional, inputCoder, outputCoders, windowing,
           schema, sideInputMapping, views);
       return;
@@ -305,9 +307,6 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     }
     if (!views.isEmpty()) {
       throw unsupported(node, "stateful ParDo with side inputs is not supported yet");
-    }
-    if (signature.processElement().requiresTimeSortedInput()) {
-      throw unsupported(node, "@RequiresTimeSortedInput is not supported yet");
     }
     if (!windowing.getWindowFn().isNonMerging()) {
       throw unsupported(node, "stateful ParDo over merging windows (" + windowing.getWindowFn() + ")");

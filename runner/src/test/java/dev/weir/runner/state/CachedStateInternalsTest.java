@@ -4,18 +4,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.state.StateBackend;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateNamespaces;
 import org.apache.beam.runners.core.StateTag;
 import org.apache.beam.runners.core.StateTags;
+import org.apache.beam.sdk.coders.ByteArrayCoder;
+import org.apache.beam.sdk.coders.NullableCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.coders.VoidCoder;
 import org.apache.beam.sdk.state.BagState;
 import org.apache.beam.sdk.state.CombiningState;
 import org.apache.beam.sdk.state.MapState;
+import org.apache.beam.sdk.state.MultimapState;
+import org.apache.beam.sdk.state.OrderedListState;
 import org.apache.beam.sdk.state.SetState;
 import org.apache.beam.sdk.state.ValueState;
 import org.apache.beam.sdk.state.WatermarkHoldState;
@@ -23,6 +29,7 @@ import org.apache.beam.sdk.transforms.Sum;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
 import org.apache.beam.sdk.transforms.windowing.TimestampCombiner;
+import org.apache.beam.sdk.values.TimestampedValue;
 import org.joda.time.Instant;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,6 +54,13 @@ class CachedStateInternalsTest {
   private static final StateTag<MapState<String, Integer>> MAP =
       StateTags.map("m", StringUtf8Coder.of(), VarIntCoder.of());
   private static final StateTag<SetState<String>> SET = StateTags.set("set", StringUtf8Coder.of());
+  private static final StateTag<OrderedListState<String>> LIST = StateTags.orderedList("ol", StringUtf8Coder.of());
+  private static final StateTag<OrderedListState<String>> NULLABLE_LIST =
+      StateTags.orderedList("nol", NullableCoder.of(StringUtf8Coder.of()));
+  private static final StateTag<MultimapState<String, Integer>> MULTIMAP =
+      StateTags.multimap("mm", StringUtf8Coder.of(), VarIntCoder.of());
+  private static final StateTag<MultimapState<byte[], String>> BYTES_MULTIMAP =
+      StateTags.multimap("bmm", ByteArrayCoder.of(), NullableCoder.of(StringUtf8Coder.of()));
   private static final StateTag<WatermarkHoldState> HOLD = StateTags.watermarkStateInternal("h", TimestampCombiner.EARLIEST);
 
   @TempDir Path dir;
@@ -160,5 +174,257 @@ class CachedStateInternalsTest {
     assertThat(holds.min()).isEqualTo(new Instant(6));
     b.state(W1, HOLD).clear();
     assertThat(holds.min()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
+  }
+
+  private static TimestampedValue<String> tv(String value, long millis) {
+    return TimestampedValue.of(value, new Instant(millis));
+  }
+
+  private static <T> List<T> list(Iterable<T> iterable) {
+    List<T> result = new ArrayList<>();
+    iterable.forEach(result::add);
+    return result;
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void orderedListReadsSortedByTimestampWithTiesInInsertionOrder(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    OrderedListState<String> ol = s.state(W1, LIST);
+    assertThat(ol.isEmpty().read()).isTrue();
+    assertThat(ol.read()).isEmpty();
+    ol.add(tv("c", 30));
+    ol.add(tv("neg", -5));
+    ol.add(tv("a", 10));
+    state.commit();
+    ol.add(tv("b1", 20));
+    ol.add(tv("b2", 20));
+    ol.add(tv("min", BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis()));
+    s.state(W2, LIST).add(tv("other-window", 15));
+    assertThat(ol.isEmpty().read()).isFalse();
+    assertThat(list(s.state(W1, LIST).read())).containsExactly(
+        tv("min", BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis()), tv("neg", -5), tv("a", 10), tv("b1", 20),
+        tv("b2", 20), tv("c", 30));
+    // half-open [min, limit)
+    assertThat(list(ol.readRange(new Instant(10), new Instant(30)))).containsExactly(tv("a", 10), tv("b1", 20), tv("b2", 20));
+    assertThat(list(ol.readRange(new Instant(20), new Instant(20)))).isEmpty();
+    assertThat(list(ol.readRangeLater(new Instant(-10), new Instant(0)).readRange(new Instant(-10), new Instant(0))))
+        .containsExactly(tv("neg", -5));
+    assertThat(list(s.state(W2, LIST).read())).containsExactly(tv("other-window", 15));
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void orderedListClearRangeIsHalfOpenAndClearEmptiesOnlyThatList(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    OrderedListState<String> ol = s.state(W1, LIST);
+    for (long t = 0; t < 10; t++) {
+      ol.add(tv("v" + t, t));
+    }
+    s.state(W2, LIST).add(tv("w2", 3));
+    ol.clearRange(new Instant(2), new Instant(5));
+    assertThat(list(ol.read())).extracting(TimestampedValue::getValue)
+        .containsExactly("v0", "v1", "v5", "v6", "v7", "v8", "v9");
+    ol.clearRange(new Instant(7), new Instant(7)); // empty range: no-op
+    assertThat(list(ol.read())).hasSize(7);
+    ol.clear();
+    assertThat(ol.isEmpty().read()).isTrue();
+    assertThat(ol.read()).isEmpty();
+    ol.add(tv("again", 1));
+    assertThat(list(ol.read())).containsExactly(tv("again", 1));
+    assertThat(list(s.state(W2, LIST).read())).containsExactly(tv("w2", 3));
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void orderedListKeepsNullValues(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    s.state(W1, NULLABLE_LIST).add(tv(null, 2));
+    s.state(W1, NULLABLE_LIST).add(tv("x", 1));
+    state.cache().evictAll();
+    assertThat(list(s.state(W1, NULLABLE_LIST).read())).containsExactly(tv("x", 1), tv(null, 2));
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void orderedListLargerThanCacheAndPagesStreamsSortedRanges(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    OrderedListState<String> ol = s.state(W1, LIST);
+    int n = 5 * CachedStateInternals.PAGE_CELLS + 17;
+    for (int i = 0; i < n; i++) {
+      long t = (i * 7919L) % n; // a permutation of 0..n-1
+      ol.add(tv("v" + t, t));
+      if (i % 500 == 0) {
+        state.commit();
+      }
+    }
+    List<TimestampedValue<String>> all = list(ol.read());
+    assertThat(all).hasSize(n);
+    for (int i = 0; i < n; i++) {
+      assertThat(all.get(i)).isEqualTo(tv("v" + i, i));
+    }
+    assertThat(list(ol.readRange(new Instant(300), new Instant(900)))).hasSize(600)
+        .first().isEqualTo(tv("v300", 300));
+    ol.clearRange(new Instant(0), new Instant(n - 1));
+    assertThat(list(ol.read())).containsExactly(tv("v" + (n - 1), n - 1));
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void orderedListReadIsNotChangedByLaterWrites(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    OrderedListState<String> ol = s.state(W1, LIST);
+    int n = 3 * CachedStateInternals.PAGE_CELLS;
+    for (int i = 0; i < n; i++) {
+      ol.add(tv("v" + i, i));
+    }
+    Iterable<TimestampedValue<String>> small = ol.readRange(new Instant(0), new Instant(3));
+    Iterable<TimestampedValue<String>> large = ol.read();
+    Iterator<TimestampedValue<String>> partlyRead = large.iterator();
+    for (int i = 0; i < 10; i++) {
+      assertThat(partlyRead.next()).isEqualTo(tv("v" + i, i));
+    }
+    ol.clearRange(new Instant(0), new Instant(n / 2));
+    ol.add(tv("late", 1));
+    int rest = 10;
+    while (partlyRead.hasNext()) {
+      assertThat(partlyRead.next()).isEqualTo(tv("v" + rest, rest));
+      rest++;
+    }
+    assertThat(rest).isEqualTo(n);
+    assertThat(list(large)).hasSize(n);
+    assertThat(list(small)).extracting(TimestampedValue::getValue).containsExactly("v0", "v1", "v2");
+    assertThat(list(ol.read())).hasSize(n / 2 + 1).first().isEqualTo(tv("late", 1));
+    ol.clear();
+    assertThat(list(large)).hasSize(n);
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void multimapPutGetKeysEntriesRemoveAndClear(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    MultimapState<String, Integer> mm = s.state(W1, MULTIMAP);
+    assertThat(mm.isEmpty().read()).isTrue();
+    assertThat(mm.get("a").read()).isEmpty();
+    ReadableStateCheck later = new ReadableStateCheck(mm);
+    mm.put("a", 1);
+    mm.put("b", 2);
+    mm.put("a", 1); // duplicates are kept
+    state.commit();
+    mm.put("a", 3);
+    s.state(W2, MULTIMAP).put("a", 99);
+    assertThat(list(mm.get("a").read())).containsExactly(1, 1, 3);
+    assertThat(list(mm.keys().read())).containsExactlyInAnyOrder("a", "b");
+    assertThat(list(mm.entries().read())).containsExactlyInAnyOrder(
+        Map.entry("a", 1), Map.entry("a", 1), Map.entry("a", 3), Map.entry("b", 2));
+    assertThat(mm.containsKey("b").read()).isTrue();
+    assertThat(mm.containsKey("c").read()).isFalse();
+    assertThat(later.containsA.read()).isTrue(); // evaluated when read, after the puts
+    assertThat(list(later.keys.readLater().read())).containsExactlyInAnyOrder("a", "b");
+    mm.remove("a");
+    mm.remove("never-put");
+    assertThat(mm.containsKey("a").read()).isFalse();
+    assertThat(mm.get("a").read()).isEmpty();
+    assertThat(list(mm.keys().read())).containsExactly("b");
+    assertThat(mm.isEmpty().read()).isFalse();
+    mm.put("a", 4);
+    assertThat(list(mm.get("a").read())).containsExactly(4);
+    mm.clear();
+    assertThat(mm.isEmpty().read()).isTrue();
+    assertThat(mm.keys().read()).isEmpty();
+    assertThat(list(s.state(W2, MULTIMAP).get("a").read())).containsExactly(99);
+  }
+
+  /** Reading states taken before the writes they should see. */
+  private static final class ReadableStateCheck {
+    final org.apache.beam.sdk.state.ReadableState<Boolean> containsA;
+    final org.apache.beam.sdk.state.ReadableState<Iterable<String>> keys;
+
+    ReadableStateCheck(MultimapState<String, Integer> mm) {
+      containsA = mm.containsKey("a");
+      keys = mm.keys();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void multimapKeysAreEqualByStructuralValueAndValuesMayBeNull(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    MultimapState<byte[], String> mm = s.state(W1, BYTES_MULTIMAP);
+    mm.put(new byte[] {1, 2}, "x");
+    mm.put(new byte[] {1, 2}, null);
+    mm.put(new byte[] {1}, "y");
+    state.cache().evictAll();
+    assertThat(list(mm.keys().read())).hasSize(2);
+    assertThat(list(mm.get(new byte[] {1, 2}).read())).containsExactly("x", null);
+    mm.remove(new byte[] {1, 2});
+    assertThat(list(mm.keys().read())).containsExactly(new byte[] {1});
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void multimapReadsLargerThanCacheAndPagesAreSnapshots(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    MultimapState<String, Integer> mm = s.state(W1, MULTIMAP);
+    int keys = 2 * CachedStateInternals.PAGE_CELLS + 5;
+    for (int i = 0; i < keys; i++) {
+      for (int v = 0; v < 3; v++) {
+        mm.put("k" + i, v);
+      }
+    }
+    for (int v = 0; v < 1000; v++) {
+      mm.put("many", v);
+    }
+    Iterable<String> keysBefore = mm.keys().read();
+    Iterable<Map.Entry<String, Integer>> entriesBefore = mm.entries().read();
+    Iterable<Integer> manyBefore = mm.get("many").read();
+    assertThat(list(keysBefore)).hasSize(keys + 1).doesNotHaveDuplicates();
+    assertThat(list(manyBefore)).hasSize(1000).startsWith(0, 1, 2).endsWith(998, 999);
+    mm.remove("many");
+    mm.put("k0", 7);
+    mm.put("new", 1);
+    assertThat(list(keysBefore)).hasSize(keys + 1).contains("many").doesNotContain("new");
+    assertThat(list(entriesBefore)).hasSize(3 * keys + 1000);
+    assertThat(list(manyBefore)).hasSize(1000);
+    assertThat(list(mm.keys().read())).hasSize(keys + 1).contains("new").doesNotContain("many");
+    assertThat(list(mm.get("k0").read())).containsExactly(0, 1, 2, 7);
+    assertThat(list(mm.entries().read())).hasSize(3 * keys + 2);
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
+  void mapAndSetReadsLargerThanCacheAndPagesAreSnapshots(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    MapState<String, Integer> map = s.state(W1, MAP);
+    SetState<String> set = s.state(W1, SET);
+    int n = 3 * CachedStateInternals.PAGE_CELLS + 1;
+    for (int i = 0; i < n; i++) {
+      map.put("k" + i, i);
+      set.add("e" + i);
+    }
+    Iterable<Map.Entry<String, Integer>> entries = map.entries().read();
+    Iterable<String> keys = map.keys().read();
+    Iterable<Integer> values = map.values().read();
+    Iterable<String> elements = set.read();
+    Iterator<String> partlyRead = elements.iterator();
+    partlyRead.next();
+    map.put("k0", -1);
+    map.remove("k1");
+    map.put("new", 0);
+    set.remove("e2");
+    set.clear();
+    assertThat(list(entries)).hasSize(n).contains(Map.entry("k0", 0), Map.entry("k1", 1));
+    assertThat(list(keys)).hasSize(n).contains("k1").doesNotContain("new");
+    assertThat(list(values)).hasSize(n).doesNotContain(-1);
+    assertThat(list(elements)).hasSize(n).contains("e2");
+    int rest = 0;
+    while (partlyRead.hasNext()) {
+      partlyRead.next();
+      rest++;
+    }
+    assertThat(rest).isEqualTo(n - 1);
+    assertThat(list(map.entries().read())).hasSize(n).contains(Map.entry("k0", -1), Map.entry("new", 0));
+    assertThat(set.read()).isEmpty();
+    assertThat(set.isEmpty().read()).isTrue();
   }
 }
