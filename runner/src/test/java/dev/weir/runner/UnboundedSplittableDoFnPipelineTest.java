@@ -4,7 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.io.range.OffsetRange;
+import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFn.UnboundedPerElement;
@@ -19,6 +21,7 @@ import org.apache.beam.sdk.transforms.windowing.PaneInfo;
 import org.apache.beam.sdk.transforms.windowing.Window;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.TimestampedValue;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,15 +38,21 @@ class UnboundedSplittableDoFnPipelineTest {
   /**
    * For element {@code n}: emits {@code n*1000 .. n*1000 + n*100 - 1}, each at its own value as
    * timestamp (ms), advancing a manual watermark estimator to it, and checkpointing itself every
-   * {@code block} outputs. An unbounded-per-element DoFn that is bounded in practice: it stops when
+   * {@code block} outputs (resuming after {@code resumeDelay}). An unbounded-per-element DoFn that is bounded in practice: it stops when
    * its offset range is claimed.
    */
   @UnboundedPerElement
   static final class CountingFn extends DoFn<Long, Long> {
     private final int block;
+    private final Duration resumeDelay;
 
     CountingFn(int block) {
+      this(block, Duration.ZERO);
+    }
+
+    CountingFn(int block, Duration resumeDelay) {
       this.block = block;
+      this.resumeDelay = resumeDelay;
     }
 
     @GetInitialRestriction
@@ -78,7 +87,7 @@ class UnboundedSplittableDoFnPipelineTest {
         out.outputWithTimestamp(position, timestamp);
         watermark.setWatermark(timestamp);
       }
-      return ProcessContinuation.resume();
+      return ProcessContinuation.resume().withResumeDelay(resumeDelay);
     }
   }
 
@@ -109,6 +118,22 @@ class UnboundedSplittableDoFnPipelineTest {
     Pipeline p = Pipeline.create(options);
     PCollection<Long> out = p.apply(Create.of(4L, 9L)).apply(ParDo.of(new CountingFn(Integer.MAX_VALUE)));
     PAssert.that(out).containsInAnyOrder(expected(4, 9));
+    p.run().waitUntilFinish();
+  }
+
+  @ParameterizedTest(name = "streaming={0}")
+  @ValueSource(booleans = {false, true})
+  void withATestStreamClockDelayedResumesRunOnceTheInputEnded(boolean streaming) {
+    Pipeline p = Pipelines.create(streaming);
+    // The test stream's manual clock moves only by 1 s here, and never again after its input
+    // ends; the DoFn resumes a minute after each checkpoint, so all but the first block of each
+    // element must run after the end of input, whatever the wall clock says.
+    TestStream<Long> input = TestStream.create(VarLongCoder.of())
+        .addElements(TimestampedValue.of(2L, new Instant(0)), TimestampedValue.of(3L, new Instant(0)))
+        .advanceProcessingTime(Duration.standardSeconds(1))
+        .advanceWatermarkToInfinity();
+    PCollection<Long> out = p.apply(input).apply(ParDo.of(new CountingFn(40, Duration.standardMinutes(1))));
+    PAssert.that(out).containsInAnyOrder(expected(2, 3));
     p.run().waitUntilFinish();
   }
 

@@ -64,9 +64,12 @@ import org.joda.time.Instant;
  * ProcessFn keeps the element, the residual restriction and the watermark estimator state in the
  * key's {@link CachedStateInternals}, holds the output watermark at the estimator's watermark
  * (a {@code WatermarkHoldState}, reported to this operator's {@link WatermarkHolds}) and sets a
- * processing-time timer at now + the DoFn's resume delay; when the run loop's clock passes it
- * ({@link #onProcessingTime}), the timer's key work item resumes the residual. When the DoFn
- * stops, the state and the hold are cleared and no timer is set.
+ * processing-time timer at now + the DoFn's resume delay ({@link ResumeTimers}); when the run
+ * loop's clock reaches it ({@link #onProcessingTime}), the timer's key work item resumes the
+ * residual. When the DoFn stops, the state and the hold are cleared and no timer is set.
+ * {@code maxOutputsPerCall} and {@code maxCallDuration} come from {@code --maxBundleSize} and
+ * {@code --maxBundleTimeMs}: one call's outputs are what one input element may produce, which
+ * bounds what a task's outbox may hold.
  *
  * <h2>Watermark and end of input</h2>
  *
@@ -95,10 +98,6 @@ import org.joda.time.Instant;
  */
 public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> implements Operator, SideInputConsumer {
 
-  /** Default outputs of one call before it checkpoints. */
-  public static final int DEFAULT_MAX_OUTPUTS_PER_CALL = 1000;
-  /** Default wall time of one call before it checkpoints. */
-  public static final Duration DEFAULT_MAX_CALL_DURATION = Duration.millis(1000);
   /** Wall time one processing-time tick may spend in rounds of resumes (about one run-loop tick). */
   static final long RESUME_BUDGET_NANOS = 5_000_000L;
 
