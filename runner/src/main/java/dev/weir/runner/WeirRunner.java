@@ -10,6 +10,7 @@ import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsValidator;
 import org.apache.beam.sdk.runners.PTransformOverride;
+import org.apache.beam.runners.core.SplittableParDoViaKeyedWorkItems;
 import org.apache.beam.sdk.util.construction.DeduplicatedFlattenFactory;
 import org.apache.beam.sdk.util.construction.PTransformMatchers;
 import org.apache.beam.sdk.util.construction.SplittableParDo;
@@ -21,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * Runs a Beam pipeline on Weir's embedded Samza-style executor.
  *
  * <p>{@link #run} (1) replaces SDF-wrapped reads by primitive reads and applies runners-core's
- * overrides (bounded splittable DoFns expanded naively, duplicate Flatten inputs made distinct),
+ * overrides (bounded splittable DoFns expanded naively, unbounded ones into keyed work items with
+ * checkpoints, duplicate Flatten inputs made distinct),
  * (2) translates the pipeline into a {@link JobPlan} of fused stages, logging it as text (INFO)
  * and DOT (DEBUG), failing with {@link UnsupportedOperationException} on a transform it cannot run,
  * and (3) starts the executor and returns at once; use
@@ -78,6 +80,8 @@ public final class WeirRunner extends PipelineRunner<WeirPipelineResult> {
         PTransformOverride.of(PTransformMatchers.splittableParDo(), new SplittableParDo.OverrideFactory()),
         PTransformOverride.of(PTransformMatchers.splittableProcessKeyedBounded(),
             new SplittableParDoNaiveBounded.OverrideFactory()),
+        PTransformOverride.of(PTransformMatchers.splittableProcessKeyedUnbounded(),
+            new SplittableParDoViaKeyedWorkItems.OverrideFactory()),
         PTransformOverride.of(PTransformMatchers.flattenWithDuplicateInputs(), DeduplicatedFlattenFactory.create()));
   }
 }

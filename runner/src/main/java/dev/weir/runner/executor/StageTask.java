@@ -51,7 +51,9 @@ import org.joda.time.Instant;
  *   <li><b>Side-input envelopes</b> (broadcast streams): handed to the consuming operator's side
  *       inputs; their watermarks advance only that view's side-input watermark, never the task's.
  *   <li><b>End of stream</b> ({@link ProducerEndOfStream}): when every producer of every input
- *       ended, {@link #onEndOfStream} advances to +infinity, finishes, and sends end-of-stream on.
+ *       ended, {@link #onEndOfStream} advances to +infinity, finishes, and sends end-of-stream on;
+ *       if an operator still has pending work ({@link Operator#hasPendingWork()}, e.g. checkpointed
+ *       splittable-DoFn restrictions), the task keeps ticking and sends it once that work is done.
  * </ul>
  *
  * <p>Time: {@link #window} (the container's periodic tick) closes bundles older than
@@ -146,6 +148,8 @@ public final class StageTask
   private int bundleElements;
   private long bundleStartNanos;
   private boolean done;
+  /** Input ended, but operators still have pending work: the end of stream waits for it. */
+  private boolean draining;
   private boolean opened;
 
   StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
@@ -373,11 +377,14 @@ public final class StageTask
       }
     }
     propagateWatermarks(false); // processing-time firings may have released holds
+    if (draining && !hasPendingWork()) {
+      endStream();
+    }
   }
 
   @Override
   public void onEndOfStream(MessageCollector collector, TaskCoordinator coordinator) {
-    if (done) {
+    if (done || draining) {
       return;
     }
     for (Input input : inputs) {
@@ -387,10 +394,31 @@ public final class StageTask
     }
     advanceWatermark();
     finishBundle();
+    if (hasPendingWork()) {
+      draining = true; // window() ends the stream once the pending work is done
+      return;
+    }
+    endStream();
+  }
+
+  /** Sends end-of-stream downstream; the task is done. */
+  private void endStream() {
+    finishBundle();
     for (StreamWriter writer : writers) {
       writer.sendEndOfStream();
     }
+    draining = false;
     done = true;
+  }
+
+  /** Whether an operator has work that no input drives (e.g. checkpointed SDF restrictions). */
+  private boolean hasPendingWork() {
+    for (Operator operator : operators) {
+      if (operator.hasPendingWork()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

@@ -37,6 +37,15 @@ public interface Operator extends Receiver {
     return BoundedWindow.TIMESTAMP_MAX_VALUE;
   }
 
+  /**
+   * Whether the operator still has work that no input drives, e.g. checkpointed splittable-DoFn
+   * restrictions that processing-time timers resume. After the task's input ended, it keeps
+   * ticking and ends its output stream only once no operator has pending work. Default: none.
+   */
+  default boolean hasPendingWork() {
+    return false;
+  }
+
   /** Ends the open bundle, if any (DoFn {@code @FinishBundle}). */
   default void finishBundle() {}
 

@@ -4,6 +4,8 @@ import dev.weir.runner.WeirPipelineOptions;
 import dev.weir.runner.operators.GroupByKeyOperator;
 import dev.weir.runner.operators.ParDoOperator;
 import dev.weir.runner.operators.PassThroughOperator;
+import dev.weir.runner.operators.SplittableProcessOperator;
+import org.apache.beam.runners.core.SplittableParDoViaKeyedWorkItems;
 import dev.weir.runner.operators.StatefulParDoOperator;
 import dev.weir.runner.operators.WindowAssignOperator;
 import java.io.Closeable;
@@ -65,8 +67,11 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * naming the transform's full name and URN. A ParDo whose DoFn uses state, timers or
  * {@code @OnWindowExpiration} starts a keyed stage of {@code --parallelism} partitions fed by a
  * SHUFFLE stream ({@link #statefulParDo}); so does one whose {@code @ProcessElement} is
- * {@code @RequiresTimeSortedInput} (sorting needs keyed state). Not yet supported: stateful DoFns
- * with side inputs, splittable (unbounded) DoFns.
+ * {@code @RequiresTimeSortedInput} (sorting needs keyed state). Splittable DoFns arrive
+ * expanded: bounded ones as plain ParDos (naive expansion), unbounded ones as
+ * {@code GBKIntoKeyedWorkItems} + {@code ProcessElements}, a keyed stage of
+ * {@link SplittableProcessOperator} ({@link #splittableProcessElements}). Not yet supported:
+ * stateful DoFns with side inputs, SDFs taking a {@code BundleFinalizer}.
  *
  * <p>Threading: used once, on the thread that called {@code run()}.
  */
@@ -187,6 +192,10 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
       flatten(node);
     } else if (transform instanceof Window.Assign<?> assign) {
       windowAssign(node, assign);
+    } else if (transform instanceof SplittableParDoViaKeyedWorkItems.GBKIntoKeyedWorkItems<?, ?>) {
+      keyedWorkItems(node);
+    } else if (transform instanceof SplittableParDoViaKeyedWorkItems.ProcessElements<?, ?, ?, ?, ?> process) {
+      splittableProcessElements(node, process);
     } else if (transform instanceof View.CreatePCollectionView<?, ?>) {
       // The view's data is its PCollection, broadcast to each consumer by parDo(); nothing runs here.
       PCollection<?> input = mainInput(node);
@@ -240,7 +249,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     DoFn<?, ?> fn = parDo.getFn();
     DoFnSignature signature = DoFnSignatures.getSignature(fn.getClass());
     if (signature.processElement().isSplittable()) {
-      throw unsupported(node, "splittable DoFn is not supported here (only bounded SDFs, via expansion)");
+      throw unsupported(node, "splittable DoFn reached translation unexpanded (WeirRunner runs SDFs through "
+          + "SplittableParDo's expansion)");
     }
     AppliedPTransform<?, ?, ?> applied = node.toAppliedPTransform(pipelineOf(node));
     PCollection<?> input = parDoMainInput(node, parDo);
@@ -409,6 +419,84 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
         () -> new WindowAssignOperator(windowFn), null);
     connect(from, spec);
     registerOutputs(node, from.stage(), spec);
+  }
+
+  // ---- unbounded splittable DoFns ----------------------------------------------------------------
+
+  /** A {@code GBKIntoKeyedWorkItems} waiting for its {@code ProcessElements}: the shuffle to cut. */
+  private record KeyedWorkItemsInput(Producer from, Coder<?> keyCoder, TransformHierarchy.Node node) {}
+
+  /** Outputs of {@code GBKIntoKeyedWorkItems}, translated together with their ProcessElements. */
+  private final Map<PValue, KeyedWorkItemsInput> keyedWorkItems = new HashMap<>();
+
+  /**
+   * {@code GBKIntoKeyedWorkItems} (from runners-core's {@link SplittableParDoViaKeyedWorkItems}
+   * override of an unbounded SDF) becomes the SHUFFLE stream in front of its
+   * {@code ProcessElements}; both are translated when the latter is visited, since the work items
+   * exist only inside the consuming operator.
+   */
+  private void keyedWorkItems(TransformHierarchy.Node node) {
+    PCollection<?> input = mainInput(node);
+    if (!(input.getCoder() instanceof KvCoder<?, ?> kvCoder)) {
+      throw unsupported(node, "GBKIntoKeyedWorkItems input coder is not a KvCoder: " + input.getCoder());
+    }
+    Producer from = producerOf(input, node);
+    for (PCollection<?> out : node.getOutputs().values()) {
+      keyedWorkItems.put(out, new KeyedWorkItemsInput(from, kvCoder.getKeyCoder(), node));
+    }
+  }
+
+  /**
+   * An unbounded SDF's {@code ProcessElements} starts a keyed stage of {@code --parallelism}
+   * partitions, fed by a SHUFFLE stream on the unique key of each (element, restriction) and one
+   * BROADCAST stream per side input, running {@link SplittableProcessOperator}.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void splittableProcessElements(TransformHierarchy.Node node,
+      SplittableParDoViaKeyedWorkItems.ProcessElements<?, ?, ?, ?, ?> process) {
+    PCollection<?> input = mainInput(node);
+    KeyedWorkItemsInput keyed = keyedWorkItems.get(input);
+    if (keyed == null) {
+      throw unsupported(node, "its input does not come from GBKIntoKeyedWorkItems");
+    }
+    DoFnSignature signature = DoFnSignatures.getSignature(process.getFn().getClass());
+    for (DoFnSignature.Parameter parameter : signature.processElement().extraParameters()) {
+      if (parameter instanceof DoFnSignature.Parameter.BundleFinalizerParameter) {
+        throw unsupported(node, "splittable DoFn " + process.getFn().getClass().getName()
+            + " takes a BundleFinalizer; bundle finalization is not supported yet");
+      }
+    }
+    Map<TupleTag<?>, Coder<?>> outputCoders = new HashMap<>();
+    WindowingStrategy<?, ?> windowing = null;
+    for (Map.Entry<TupleTag<?>, PCollection<?>> e : node.getOutputs().entrySet()) {
+      outputCoders.put(e.getKey(), e.getValue().getCoder());
+      windowing = e.getValue().getWindowingStrategy();
+    }
+    if (windowing == null) {
+      throw unsupported(node, "no outputs");
+    }
+    WindowingStrategy<?, ?> elementWindowing = windowing;
+    Coder inputCoder = input.getCoder();
+    SplittableParDoViaKeyedWorkItems.ProcessElements transform = process;
+    int maxOutputs = Math.max(1, options.getMaxBundleSize());
+    org.joda.time.Duration maxDuration = org.joda.time.Duration.millis(Math.max(1, options.getMaxBundleTimeMs()));
+    StagePlan stage = newStage(Math.max(1, options.getParallelism()), null);
+    StreamPlan stream = newStream(StreamPlan.Kind.SHUFFLE, keyed.from().stage(), stage, keyed.keyCoder(), keyed.node());
+    NodeSpec writer = keyed.from().stage().addNode(stream.name(), "ShuffleWrite", null, stream);
+    connect(keyed.from(), writer);
+    NodeSpec spec = stage.addNode(node.getFullName(), "SplittableProcess",
+        () -> new SplittableProcessOperator(transform, inputCoder, outputCoders, elementWindowing, maxOutputs,
+            maxDuration), null);
+    stage.addInput(stream, spec.index());
+    List<PCollectionView<?>> views = process.getSideInputs();
+    for (int i = 0; i < views.size(); i++) {
+      Producer viewProducer = producerOf(views.get(i).getPCollection(), node);
+      StreamPlan side = newStream(StreamPlan.Kind.BROADCAST, viewProducer.stage(), stage, null, node);
+      NodeSpec sideWriter = viewProducer.stage().addNode(side.name(), "BroadcastWrite", null, side);
+      connect(viewProducer, sideWriter);
+      stage.addSideInput(side, spec.index(), i);
+    }
+    registerOutputs(node, stage, spec);
   }
 
   // ---- helpers ---------------------------------------------------------------------------------

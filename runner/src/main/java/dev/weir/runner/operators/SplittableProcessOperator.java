@@ -1,0 +1,479 @@
+package dev.weir.runner.operators;
+
+import dev.weir.runner.sideinput.SideInputs;
+import dev.weir.runner.state.ByteKey;
+import dev.weir.runner.state.CachedStateInternals;
+import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.state.KeyContext;
+import dev.weir.runner.state.KeyContexts;
+import dev.weir.runner.state.WatermarkHolds;
+import dev.weir.runner.time.ManualJobClock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
+import org.apache.beam.runners.core.DoFnRunners;
+import org.apache.beam.runners.core.KeyedWorkItem;
+import org.apache.beam.runners.core.KeyedWorkItems;
+import org.apache.beam.runners.core.NullSideInputReader;
+import org.apache.beam.runners.core.OutputAndTimeBoundedSplittableProcessElementInvoker;
+import org.apache.beam.runners.core.PushbackSideInputDoFnRunner;
+import org.apache.beam.runners.core.ReadyCheckingSideInputReader;
+import org.apache.beam.runners.core.SplittableParDoViaKeyedWorkItems.ProcessElements;
+import org.apache.beam.runners.core.SplittableParDoViaKeyedWorkItems.ProcessFn;
+import org.apache.beam.runners.core.StateInternals;
+import org.apache.beam.runners.core.StepContext;
+import org.apache.beam.runners.core.TimerInternals;
+import org.apache.beam.sdk.coders.ByteArrayCoder;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderException;
+import org.apache.beam.sdk.metrics.MetricsContainer;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
+import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
+import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.util.CoderUtils;
+import org.apache.beam.sdk.util.SerializableUtils;
+import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollectionView;
+import org.apache.beam.sdk.values.TupleTag;
+import org.apache.beam.sdk.values.WindowedValue;
+import org.apache.beam.sdk.values.WindowedValues;
+import org.apache.beam.sdk.values.WindowingStrategy;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+
+/**
+ * Runs an unbounded splittable DoFn: the {@link ProcessElements} primitive that runners-core's
+ * {@code SplittableParDoViaKeyedWorkItems} override produces, on a keyed stage fed by a SHUFFLE
+ * stream (the translation of {@code GBKIntoKeyedWorkItems}) keyed by the unique random key that
+ * the SDF expansion gives every (element, restriction) pair.
+ *
+ * <h2>Execution</h2>
+ *
+ * Each input {@code KV<key, KV<element, restriction>>} becomes a one-element
+ * {@link KeyedWorkItem} and runs through runners-core's {@link ProcessFn} (via
+ * {@link DoFnRunners#newProcessFnRunner}) with an {@link OutputAndTimeBoundedSplittableProcessElementInvoker}:
+ * a call claims work until the DoFn stops, or checkpoints after {@code maxOutputsPerCall} outputs
+ * or {@code maxCallDuration} (split on a shared daemon scheduler thread). On a checkpoint the
+ * ProcessFn keeps the element, the residual restriction and the watermark estimator state in the
+ * key's {@link CachedStateInternals}, holds the output watermark at the estimator's watermark
+ * (a {@code WatermarkHoldState}, reported to this operator's {@link WatermarkHolds}) and sets a
+ * processing-time timer at now + the DoFn's resume delay ({@link ResumeTimers}); when the run
+ * loop's clock reaches it ({@link #onProcessingTime}), the timer's key work item resumes the
+ * residual. When the DoFn stops, the state and the hold are cleared and no timer is set.
+ * {@code maxOutputsPerCall} and {@code maxCallDuration} come from {@code --maxBundleSize} and
+ * {@code --maxBundleTimeMs}: one call's outputs are what one input element may produce, which
+ * bounds what a task's outbox may hold.
+ *
+ * <h2>Watermark and end of input</h2>
+ *
+ * {@link #watermarkHold()} is the earliest hold of a live restriction (or of an element waiting
+ * for side inputs), so the stage's output watermark follows the SDFs' watermark estimators.
+ * {@link #hasPendingWork()} is true while any restriction is checkpointed or any element waits, so
+ * the task keeps ticking after its input ended and ends its stream only when every restriction is
+ * done (a truly unbounded SDF never ends the job, as on every runner). On a job with a manual
+ * clock (a {@code TestStream}), the clock no longer moves once the input ended, so from then on
+ * every pending resume fires at the next tick, whatever its time.
+ *
+ * <h2>Side inputs and bundles</h2>
+ *
+ * Side inputs arrive through {@link SideInputConsumer} into {@link SideInputs}; a seed element
+ * whose window's side inputs are not ready is pushed back (with its key) and retried whenever a
+ * side-input watermark advances. A bundle opens at the first element or resume and is finished by
+ * the task, or by this operator after the resumes of a processing-time tick (the task only closes
+ * bundles that counted input elements); finishing a bundle requests a state commit.
+ *
+ * <p>Bundle finalization: the invoker asks {@link #bundleFinalizer()} when a DoFn takes a
+ * {@code BundleFinalizer}; not supported yet (the translator rejects such DoFns). A finalizer that
+ * runs callbacks after the bundle's state commit can be plugged in there.
+ *
+ * <p>Threading: confined to the task's container thread, except the invoker's checkpoint, which
+ * runs on the shared scheduler thread and only splits the (synchronized) restriction tracker.
+ */
+public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> implements Operator, SideInputConsumer {
+
+  /** Wall time one processing-time tick may spend in rounds of resumes (about one run-loop tick). */
+  static final long RESUME_BUDGET_NANOS = 5_000_000L;
+
+  /**
+   * One daemon thread for the checkpoint timeouts of every SDF call in the JVM: it only runs
+   * {@code trySplit} on a tracker at the call's deadline, so one thread is plenty.
+   */
+  private static final class Scheduler {
+    static final ScheduledExecutorService INSTANCE = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "weir-sdf-checkpoint");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** A seed element waiting for side inputs, with its encoded key. */
+  private record Waiting<T>(byte[] keyBytes, byte[] key, WindowedValue<T> item, long timestampMs) {}
+
+  private final ProcessElements<InputT, OutputT, RestrictionT, ?, ?> transform;
+  private final Coder<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> inputCoder;
+  private final Map<TupleTag<?>, Coder<?>> outputCoders;
+  private final WindowingStrategy<?, ?> windowingStrategy;
+  private final List<PCollectionView<?>> sideInputViews;
+  private final int maxOutputsPerCall;
+  private final Duration maxCallDuration;
+
+  private final KeyContexts<byte[]> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
+  private ResumeTimers timers;
+  private final WatermarkHolds holds = new WatermarkHolds();
+  private ContainerState state;
+  private byte[] operatorPrefix;
+  private KeyContext<byte[]> current;
+  private OperatorContext context;
+  private MetricsContainer stepMetrics;
+  private DoFnInvoker<?, ?> invoker;
+  private PushbackSideInputDoFnRunner<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>, OutputT> runner;
+  private SideInputs sideInputs;
+  private List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> waiting = new ArrayList<>();
+  private long waitingMinMs = Long.MAX_VALUE;
+  private TupleTag<OutputT> mainTag;
+  private Receiver mainOutput;
+  private Map<TupleTag<?>, Receiver> additionalOutputs;
+  private boolean manualClock;
+  private boolean inputEnded;
+  private boolean inBundle;
+  /** Outputs routed so far (all tags); bounds the resumes of one tick. */
+  private long outputs;
+
+  /**
+   * Describes the operator; nothing is instantiated until {@link #open}.
+   *
+   * @param transform the primitive, whose DoFn (the user's SDF) is cloned per task
+   * @param inputCoder the coder of the key work items (for runners-core's runner)
+   * @param outputCoders the coder of each output
+   * @param windowingStrategy the windowing of the SDF's input elements (and of its outputs)
+   * @param maxOutputsPerCall outputs of one call before it checkpoints (at least 1)
+   * @param maxCallDuration wall time of one call before it checkpoints
+   */
+  public SplittableProcessOperator(ProcessElements<InputT, OutputT, RestrictionT, ?, ?> transform,
+      Coder<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> inputCoder, Map<TupleTag<?>, Coder<?>> outputCoders,
+      WindowingStrategy<?, ?> windowingStrategy, int maxOutputsPerCall, Duration maxCallDuration) {
+    this.transform = transform;
+    this.inputCoder = inputCoder;
+    this.outputCoders = outputCoders;
+    this.windowingStrategy = windowingStrategy;
+    this.sideInputViews = transform.getSideInputs();
+    this.maxOutputsPerCall = Math.max(1, maxOutputsPerCall);
+    this.maxCallDuration = maxCallDuration;
+  }
+
+  @Override
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public void open(OperatorContext context) {
+    this.context = context;
+    this.state = context.state();
+    this.operatorPrefix = state.newOperatorPrefix();
+    this.manualClock = context.clock() instanceof ManualJobClock;
+    this.stepMetrics = context.stepMetrics();
+    this.timers = new ResumeTimers(context.stepName());
+    timers.advanceProcessingTime(new Instant(context.clock().millis()));
+    this.mainTag = transform.getMainOutputTag();
+    this.mainOutput = context.output(mainTag);
+    this.additionalOutputs = new HashMap<>();
+    List<TupleTag<?>> additionalTags = transform.getAdditionalOutputTags().getAll();
+    for (TupleTag<?> tag : additionalTags) {
+      additionalOutputs.put(tag, context.output(tag));
+    }
+    ReadyCheckingSideInputReader reader;
+    if (sideInputViews.isEmpty()) {
+      reader = EmptyReader.INSTANCE;
+    } else {
+      sideInputs = new SideInputs(sideInputViews);
+      reader = sideInputs;
+    }
+    ProcessFn<InputT, OutputT, RestrictionT, ?, ?> processFn;
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      processFn = transform.newProcessFn(SerializableUtils.clone(transform.getFn()));
+      invoker = DoFnInvokers.tryInvokeSetupFor(processFn, context.options());
+    } finally {
+      context.metrics().swap(previous);
+    }
+    processFn.setStateInternalsFactory(key -> current.state());
+    processFn.setTimerInternalsFactory(key -> timers);
+    processFn.setSideInputReader(reader);
+    Router router = new Router();
+    processFn.setProcessElementInvoker(new OutputAndTimeBoundedSplittableProcessElementInvoker(
+        processFn.getFn(), context.options(), router, mainTag, reader, Scheduler.INSTANCE, maxOutputsPerCall,
+        maxCallDuration, (Supplier<DoFn.BundleFinalizer>) this::bundleFinalizer));
+    StateInternals currentState = new CurrentKeyState();
+    StepContext stepContext = new StepContext() {
+      @Override
+      public StateInternals stateInternals() {
+        return currentState;
+      }
+
+      @Override
+      public TimerInternals timerInternals() {
+        return timers;
+      }
+    };
+    runner = (PushbackSideInputDoFnRunner) DoFnRunners.newProcessFnRunner((ProcessFn) processFn, context.options(),
+        sideInputViews, reader, router, mainTag, additionalTags, stepContext, (Coder) inputCoder, outputCoders,
+        windowingStrategy, DoFnSchemaInformation.create(), transform.getSideInputMapping());
+  }
+
+  /**
+   * The bundle finalizer a DoFn asks for. Not supported yet: the translator rejects SDFs that take
+   * one, so this is reached only if that check is bypassed.
+   *
+   * @throws UnsupportedOperationException always
+   */
+  private DoFn.BundleFinalizer bundleFinalizer() {
+    throw new UnsupportedOperationException("WeirRunner cannot run '" + context.stepName()
+        + "': bundle finalization (DoFn.BundleFinalizer) is not supported yet");
+  }
+
+  @Override
+  public void accept(WindowedValue<?> element) {
+    byte[] key = (byte[]) ((KV<?, ?>) element.getValue()).getKey();
+    try {
+      acceptKeyed(CoderUtils.encodeToByteArray(ByteArrayCoder.of(), key), element);
+    } catch (CoderException e) {
+      throw new IllegalStateException("cannot encode a key of " + context.stepName(), e);
+    }
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public void acceptKeyed(byte[] keyBytes, WindowedValue<?> element) {
+    WindowedValue<KV<byte[], KV<InputT, RestrictionT>>> kv = (WindowedValue<KV<byte[], KV<InputT, RestrictionT>>>) element;
+    byte[] key = kv.getValue().getKey();
+    WindowedValue<KV<InputT, RestrictionT>> seed = kv.withValue(kv.getValue().getValue());
+    WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> item =
+        WindowedValues.valueInGlobalWindow(KeyedWorkItems.elementsWorkItem(key, List.of(seed)));
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      run(keyBytes, key, item, seed.getTimestamp().getMillis());
+    } finally {
+      context.metrics().swap(previous);
+    }
+  }
+
+  /** Runs one work item of {@code key} (the step's metrics container must be current). */
+  private void run(byte[] keyBytes, byte[] key, WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> item,
+      long timestampMs) {
+    setCurrent(keyBytes, key);
+    startBundleIfNeeded();
+    for (WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> notReady
+        : runner.processElementInReadyWindows(item)) {
+      waiting.add(new Waiting<>(keyBytes, key, notReady, timestampMs));
+      waitingMinMs = Math.min(waitingMinMs, timestampMs);
+    }
+  }
+
+  @Override
+  public void acceptSideInput(int index, WindowedValue<?> element) {
+    sideInputs.add(index, element);
+  }
+
+  @Override
+  public void advanceSideInputWatermark(int index, long watermarkMs) {
+    if (!sideInputs.advanceWatermark(index, watermarkMs) || waiting.isEmpty()) {
+      return;
+    }
+    List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> retry = waiting;
+    waiting = new ArrayList<>();
+    waitingMinMs = Long.MAX_VALUE;
+    // runners-core's pushback runners remember not-ready windows until the next startBundle
+    finishBundle();
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      for (Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> w : retry) {
+        run(w.keyBytes(), w.key(), w.item(), w.timestampMs());
+      }
+    } finally {
+      context.metrics().swap(previous);
+    }
+  }
+
+  @Override
+  public void onWatermark(Instant inputWatermark) {
+    timers.advanceWatermarks(inputWatermark, watermarkHold());
+    if (!inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+      inputEnded = true;
+    }
+  }
+
+  /**
+   * Resumes the checkpointed restrictions that are due at {@code now}, in rounds: each round runs
+   * every resume due when it starts once (a restriction resumed in a round waits for the next), and
+   * rounds repeat with a fresh clock reading while resumes are due, for at most
+   * {@value #RESUME_BUDGET_NANOS} ns of wall time and while the tick's outputs stay under
+   * {@code maxOutputsPerCall}, so that a DoFn resuming without delay does not wait for the next
+   * tick per checkpoint, yet the other tasks of the container, and the back-pressure of a blocked
+   * outbox, get their turn.
+   */
+  @Override
+  public void onProcessingTime(Instant now) {
+    timers.advanceProcessingTime(now);
+    boolean fireAll = manualClock && inputEnded; // a manual clock never moves again
+    long startNanos = System.nanoTime();
+    long outputsAtStart = outputs;
+    long nowMs = fireAll ? Long.MAX_VALUE : now.getMillis();
+    boolean any = false;
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      while (true) {
+        int due = timers.size();
+        int fired = 0;
+        ResumeTimers.Resume resume;
+        // at most the resumes pending when the round starts: those it sets wait for the next round
+        while (fired < due && (resume = timers.pollDue(nowMs)) != null) {
+          resume(resume);
+          fired++;
+        }
+        if (fired == 0) {
+          break;
+        }
+        any = true;
+        if (System.nanoTime() - startNanos >= RESUME_BUDGET_NANOS || outputs - outputsAtStart >= maxOutputsPerCall) {
+          break;
+        }
+        if (!fireAll) {
+          long clockMs = context.clock().millis();
+          timers.advanceProcessingTime(new Instant(clockMs));
+          nowMs = Math.max(nowMs, clockMs);
+        }
+      }
+    } finally {
+      context.metrics().swap(previous);
+    }
+    if (any) {
+      finishBundle(); // the task closes only bundles that counted input elements
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private void resume(ResumeTimers.Resume timer) {
+    KeyContext<byte[]> key = (KeyContext<byte[]>) timer.key;
+    WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> item =
+        WindowedValues.valueInGlobalWindow(KeyedWorkItems.timersWorkItem(key.key(), List.of(timer.data)));
+    run(key.id().bytes(), key.key(), item, BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis());
+  }
+
+  private void setCurrent(byte[] keyBytes, byte[] key) {
+    ByteKey id = new ByteKey(keyBytes);
+    KeyContext<byte[]> context = keys.get(id);
+    if (context == null) {
+      context = newKey(key, id);
+    }
+    current = context;
+    timers.setCurrentKey(context);
+  }
+
+  private KeyContext<byte[]> newKey(byte[] key, ByteKey id) {
+    KeyContext<byte[]> context = new KeyContext<>(key, id,
+        new CachedStateInternals(key, id.bytes(), operatorPrefix, state.store(), holds));
+    keys.put(context);
+    return context;
+  }
+
+  private void startBundleIfNeeded() {
+    if (!inBundle) {
+      inBundle = true;
+      runner.startBundle();
+    }
+  }
+
+  @Override
+  public Instant watermarkHold() {
+    long hold = Math.min(holds.minMillis(), waitingMinMs);
+    return hold == Long.MAX_VALUE ? BoundedWindow.TIMESTAMP_MAX_VALUE : new Instant(hold);
+  }
+
+  /** Whether a restriction is checkpointed (a resume is pending) or an element waits for side inputs. */
+  @Override
+  public boolean hasPendingWork() {
+    return timers.size() > 0 || !waiting.isEmpty();
+  }
+
+  @Override
+  public void finishBundle() {
+    if (!inBundle) {
+      return;
+    }
+    inBundle = false;
+    state.requestCommit();
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      runner.finishBundle();
+    } finally {
+      context.metrics().swap(previous);
+    }
+  }
+
+  @Override
+  public void close() {
+    DoFnTeardown.teardown(invoker, context, stepMetrics);
+    invoker = null;
+  }
+
+  /** The state of whichever key is current. */
+  private final class CurrentKeyState implements StateInternals {
+    @Override
+    public Object getKey() {
+      return current.key();
+    }
+
+    @Override
+    public <T extends org.apache.beam.sdk.state.State> T state(org.apache.beam.runners.core.StateNamespace namespace,
+        org.apache.beam.runners.core.StateTag<T> address, org.apache.beam.sdk.state.StateContext<?> c) {
+      return current.state().state(namespace, address, c);
+    }
+  }
+
+  /** No side inputs: every window is ready. */
+  private static final class EmptyReader implements ReadyCheckingSideInputReader {
+    static final EmptyReader INSTANCE = new EmptyReader();
+
+    @Override
+    public boolean isReady(PCollectionView<?> view, BoundedWindow window) {
+      return true;
+    }
+
+    @Override
+    public <T> T get(PCollectionView<T> view, BoundedWindow window) {
+      return NullSideInputReader.empty().get(view, window);
+    }
+
+    @Override
+    public <T> boolean contains(PCollectionView<T> view) {
+      return false;
+    }
+
+    @Override
+    public boolean isEmpty() {
+      return true;
+    }
+  }
+
+  /** Routes outputs by tag; allocation-free. */
+  private final class Router implements WindowedValueMultiReceiver {
+    @Override
+    public <T> void output(TupleTag<T> tag, WindowedValue<T> output) {
+      outputs++;
+      if (tag == mainTag) {
+        mainOutput.accept(output);
+        return;
+      }
+      Receiver receiver = additionalOutputs.get(tag);
+      if (receiver != null) {
+        receiver.accept(output);
+      } else if (tag.equals(mainTag)) {
+        mainOutput.accept(output);
+      }
+    }
+  }
+}
