@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>State: the container owns one {@link ContainerState} (storage + object cache) shared by its
  * tasks, opened at the start of {@link #run()}, committed at the end of every iteration in which
- * a task finished a bundle that wrote state, and closed (uncommitted writes dropped) when the loop
- * ends for any reason.
+ * a task finished a bundle that wrote state or took a source checkpoint mark, and closed
+ * (uncommitted writes dropped) when the loop ends for any reason. After each commit every task
+ * hears of it ({@link StageTask#committed()}), which finalizes the checkpoint marks it held.
  *
  * <p>Profiling: the container owns one {@link TransformSpans}; its tasks tag every call into an
  * operator (and every fused edge, and source reads) with the transform's full name, so an
@@ -138,11 +139,11 @@ final class Container implements Runnable {
         int work = drainOutboxes();
         work += processEnvelopes();
         work += tick();
-        state.commitIfRequested();
+        commit(state);
         idle.idle(work);
       }
       if (running) {
-        state.commitIfRequested();
+        commit(state);
       }
     } catch (Throwable t) {
       failure = t;
@@ -167,6 +168,15 @@ final class Container implements Runnable {
       }
     }
     executor.containerExited(this, failure);
+  }
+
+  /** Commits if a task asked for it, then tells every task its earlier output is committed. */
+  private void commit(ContainerState state) {
+    if (state.commitIfRequested()) {
+      for (StageTask task : tasks) {
+        task.committed();
+      }
+    }
   }
 
   private boolean allDone() {

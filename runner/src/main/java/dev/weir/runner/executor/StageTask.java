@@ -54,6 +54,10 @@ import org.joda.time.Instant;
  *       ended, {@link #onEndOfStream} advances to +infinity, finishes, and sends end-of-stream on.
  * </ul>
  *
+ * <p>Checkpoints: a task reading unbounded source splits takes their checkpoint marks when it
+ * finishes a bundle that read elements, asks the container for a commit, and finalizes the marks
+ * after a commit at which its outbox is empty ({@link #committed()}).
+ *
  * <p>Time: {@link #window} (the container's periodic tick) closes bundles older than
  * {@code maxBundleTimeMs} of real time and gives operators the job's {@link JobClock} time for
  * processing-time timers; the clock is the system clock, or a test stream's manual clock.
@@ -128,6 +132,11 @@ public final class StageTask
   private final Operator[] operators;
   private final List<StreamWriter> writers = new ArrayList<>();
   private final Input[] inputs;
+  /** The unbounded source splits among the inputs (checkpoint marks), usually none or one. */
+  private final SourcePartition[] checkpointedSources;
+  /** Whether some split holds checkpoint marks waiting for a commit. */
+  private boolean marksHeld;
+  private ContainerState state;
   private final StepMetrics stepMetrics;
   private final boolean metricsEnabled;
   /** Per node: its span tag, the PTransform's full name (a writer's: its stream's name). */
@@ -188,6 +197,13 @@ public final class StageTask
       }
       inputs[i] = new Input(inputPartitions.get(i), operators[entry], entry, consumer, sideIndex);
     }
+    List<SourcePartition> unbounded = new ArrayList<>();
+    for (InputPartition p : inputPartitions) {
+      if (p instanceof SourcePartition.UnboundedPartition u) {
+        unbounded.add(u);
+      }
+    }
+    this.checkpointedSources = unbounded.toArray(new SourcePartition[0]);
     int n = operators.length;
     this.predecessors = new int[n][];
     List<List<Integer>> preds = new ArrayList<>();
@@ -238,6 +254,7 @@ public final class StageTask
    */
   void open(MetricsSwitch metrics, ContainerState state, TransformSpans spans) {
     this.spans = spans;
+    this.state = state;
     List<NodeSpec> nodes = stage.nodes();
     MetricsContainer[] containers = new MetricsContainer[nodes.size()];
     for (NodeSpec node : nodes) {
@@ -424,7 +441,31 @@ public final class StageTask
 
   /** Moves waiting output downstream; returns envelopes moved. */
   int drainOutbox() {
-    return outbox.drain();
+    int moved = outbox.drain();
+    if (marksHeld && !outbox.isBlocked()) {
+      state.requestCommit(); // the held marks' outputs are all downstream now
+    }
+    return moved;
+  }
+
+  /**
+   * The container committed: if every output of this task has left its outbox, the checkpoint
+   * marks its source splits held are covered by the commit and are finalized now; otherwise they
+   * wait for a commit after the outbox drained.
+   */
+  void committed() {
+    if (!marksHeld || outbox.isBlocked()) {
+      return;
+    }
+    marksHeld = false;
+    for (SourcePartition source : checkpointedSources) {
+      String previous = spans.enter(tags[0]);
+      try {
+        source.finalizeCheckpoints();
+      } finally {
+        spans.exit(previous);
+      }
+    }
   }
 
   /** The task's current input watermark, epoch ms. */
@@ -546,6 +587,12 @@ public final class StageTask
         operators[i].finishBundle();
       } finally {
         spans.exit(previous);
+      }
+    }
+    for (SourcePartition source : checkpointedSources) { // the bundle's outputs left the operators
+      if (source.checkpoint()) {
+        marksHeld = true;
+        state.requestCommit();
       }
     }
   }
