@@ -54,6 +54,13 @@ import org.joda.time.Instant;
  *       ended, {@link #onEndOfStream} advances to +infinity, finishes, and sends end-of-stream on.
  * </ul>
  *
+ * <p>Timer firings in slices: when a watermark makes more event-time timers ready than fit in one
+ * pass (e.g. the end of input over many keys), operators that fire incrementally
+ * ({@link Operator#hasReadyTimers()}) fire {@value #TIMERS_PER_PASS} per pass, none while the
+ * outbox is blocked, and hold their output watermark at the earliest unfired timer; meanwhile the
+ * task takes no input and no tick ({@link #hasPendingTimers()}), and the container resumes the
+ * firing each pass ({@link #continueTimers()}); end-of-stream waits for the last firing.
+ *
  * <p>Checkpoints: a task reading unbounded source splits takes their checkpoint marks when it
  * finishes a bundle that read elements, asks the container for a commit, and finalizes the marks
  * after a commit at which its outbox is empty ({@link #committed()}).
@@ -70,6 +77,8 @@ public final class StageTask
     implements AsyncStreamTask, InitableTask, WindowableTask, EndOfStreamListenerTask, ClosableTask {
   private static final long MIN_WATERMARK_MS = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
   private static final long MAX_WATERMARK_MS = BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis();
+  /** Ready event-time timers fired per operator per run-loop pass (fewer when the outbox blocks). */
+  static final int TIMERS_PER_PASS = 64;
 
   /** Watermark and end-of-stream bookkeeping of one input partition. */
   private static final class Input {
@@ -155,12 +164,19 @@ public final class StageTask
   private int bundleElements;
   private long bundleStartNanos;
   private boolean done;
+  /** All inputs ended; end-of-stream goes out once no timers wait to fire. */
+  private boolean endPending;
+  /** Whether some operator has ready event-time timers still to fire (see {@link #continueTimers}). */
+  private boolean timersPending;
+  /** The job's quiescence tracker (test streams), or null: pending firings count as in flight. */
+  private final Quiescence quiescence;
   private boolean opened;
 
   StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
       PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, StepMetrics stepMetrics, boolean metricsEnabled,
       JobClock clock, Quiescence quiescence) {
     this.outbox = new TaskOutbox(quiescence);
+    this.quiescence = quiescence;
     this.clock = clock;
     this.name = new TaskName(stage.name() + "-p" + partition);
     this.stage = stage;
@@ -394,7 +410,7 @@ public final class StageTask
 
   @Override
   public void onEndOfStream(MessageCollector collector, TaskCoordinator coordinator) {
-    if (done) {
+    if (done || endPending) {
       return;
     }
     for (Input input : inputs) {
@@ -402,12 +418,44 @@ public final class StageTask
         input.onEnd(p);
       }
     }
+    endPending = true;
     advanceWatermark();
+    completeEndOfStream();
+  }
+
+  /** Sends end-of-stream on once all inputs ended and every ready timer fired. */
+  private void completeEndOfStream() {
+    if (!endPending || timersPending) {
+      return;
+    }
+    endPending = false;
     finishBundle();
     for (StreamWriter writer : writers) {
       writer.sendEndOfStream();
     }
     done = true;
+  }
+
+  /**
+   * Whether operators still have event-time timers to fire that a watermark made ready; the task
+   * then takes no input and no tick until {@link #continueTimers()} fired them all.
+   */
+  boolean hasPendingTimers() {
+    return timersPending;
+  }
+
+  /**
+   * Fires the next slice of ready timers (up to {@value #TIMERS_PER_PASS} per operator, stopping
+   * when the outbox blocks), then delivers whatever watermarks that released and, once none wait,
+   * the deferred end-of-stream. Called by the container once per pass while
+   * {@link #hasPendingTimers()} and not {@link #isBlocked()}.
+   *
+   * @return a positive count of work done (for the container's idle strategy)
+   */
+  int continueTimers() {
+    propagateWatermarks(true);
+    completeEndOfStream();
+    return 1;
   }
 
   @Override
@@ -525,6 +573,7 @@ public final class StageTask
    */
   private void propagateWatermarks(boolean finishBundles) {
     boolean finished = false;
+    boolean pending = false;
     for (int i = 0; i < operators.length; i++) {
       if (writerNodes[i]) {
         continue;
@@ -542,6 +591,10 @@ public final class StageTask
         } finally {
           spans.exit(previous);
         }
+      }
+      if (operators[i].hasReadyTimers()) {
+        fireReadyTimers(i);
+        pending |= operators[i].hasReadyTimers();
       }
       nodeOutputMs[i] = Math.min(nodeWatermarkMs[i], operators[i].watermarkHold().getMillis());
     }
@@ -568,6 +621,38 @@ public final class StageTask
     }
     if (output != Long.MAX_VALUE && output > outputWatermarkMs) {
       outputWatermarkMs = output;
+    }
+    setTimersPending(pending);
+  }
+
+  /**
+   * Fires a bounded slice of node {@code i}'s ready timers: at most {@value #TIMERS_PER_PASS}, and
+   * none once the outbox is blocked, so the outbox holds at most one firing's output beyond what
+   * the downstream streams took (one timer at a time: a firing emits a pane or a few).
+   */
+  private void fireReadyTimers(int i) {
+    Operator operator = operators[i];
+    String previous = spans.enter(tags[i]);
+    try {
+      for (int fired = 0; fired < TIMERS_PER_PASS && !outbox.isBlocked() && operator.hasReadyTimers(); fired++) {
+        operator.fireReadyTimers(1);
+      }
+    } finally {
+      spans.exit(previous);
+    }
+  }
+
+  private void setTimersPending(boolean pending) {
+    if (pending == timersPending) {
+      return;
+    }
+    timersPending = pending;
+    if (quiescence != null) { // waiting firings are work in flight: a test stream must not move on
+      if (pending) {
+        quiescence.sent();
+      } else {
+        quiescence.processed();
+      }
     }
   }
 
