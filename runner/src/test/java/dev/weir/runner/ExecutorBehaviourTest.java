@@ -14,18 +14,20 @@ import org.apache.beam.sdk.transforms.Count;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.Flatten;
+import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithTimestamps;
 import org.apache.beam.sdk.transforms.windowing.FixedWindows;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
 import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionList;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
 import org.junit.jupiter.api.Test;
 
-/** Executor properties: watermarks across uneven producers, back-pressure, cancel. */
+/** Executor properties: watermarks across uneven producers, back-pressure (also of timer firings), cancel. */
 class ExecutorBehaviourTest {
 
   @Test
@@ -73,6 +75,32 @@ class ExecutorBehaviourTest {
   }
 
   @Test
+  void endOfInput_aGroupByKeyOverManyKeysFiresItsPanesWithoutFloodingItsOutbox() {
+    PRODUCED.set(0);
+    CONSUMED.set(0);
+    MAX_IN_FLIGHT.set(0);
+    int keys = 20_000;
+    List<KV<Long, Long>> input = new ArrayList<>(keys);
+    for (long k = 0; k < keys; k++) {
+      input.add(KV.of(k, k));
+    }
+    WeirPipelineOptions options = Pipelines.options(false);
+    options.setParallelism(1);
+    options.setRunner(WeirRunner.class);
+    Pipeline p = Pipeline.create(options);
+    // Global window, batch: every key's pane is ready only at the end of input, all at once.
+    PCollection<Long> panes = p.apply(Create.of(input))
+        .apply(GroupByKey.create())
+        .apply("CountProduced", ParDo.of(new ProducedKey()));
+    PCollection<Long> other = p.apply("Other", Create.of(-1L));
+    PCollectionList.of(panes).and(other).apply(Flatten.pCollections()).apply("SlowConsumer", ParDo.of(new Consumed()));
+    assertThat(p.run().waitUntilFinish()).isEqualTo(PipelineResult.State.DONE);
+    assertThat(CONSUMED.get()).as("every pane arrives").isEqualTo(keys + 1L);
+    // The stream's capacity plus one firing's output in the outbox, not the 20k panes.
+    assertThat(MAX_IN_FLIGHT.get()).isLessThan(JobExecutor.STREAM_PARTITION_CAPACITY + 256L);
+  }
+
+  @Test
   void cancel_stopsAnUnboundedJobWithinASecond() throws Exception {
     WeirPipelineOptions options = Pipelines.options(true);
     options.setRunner(WeirRunner.class);
@@ -111,6 +139,14 @@ class ExecutorBehaviourTest {
     public void process(@Element Long x, OutputReceiver<Long> out) {
       PRODUCED.incrementAndGet();
       out.output(x);
+    }
+  }
+
+  static final class ProducedKey extends DoFn<KV<Long, Iterable<Long>>, Long> {
+    @ProcessElement
+    public void process(@Element KV<Long, Iterable<Long>> pane, OutputReceiver<Long> out) {
+      PRODUCED.incrementAndGet();
+      out.output(pane.getKey());
     }
   }
 

@@ -21,8 +21,10 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>{@link #drainOutboxes()}: move blocked tasks' output into downstream streams;
+ *   <li>{@link #continueTimers()}: tasks whose operators still have ready event-time timers fire
+ *       the next bounded slice of them (see {@link StageTask#continueTimers()});
  *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
- *       {@value #BURST} envelopes each, skipping tasks that are blocked or done;
+ *       {@value #BURST} envelopes each, skipping tasks that are blocked, firing timers or done;
  *   <li>{@link #tick()}: every {@value #TICK_NS} ns (real time), let tasks close timed-out bundles
  *       and fire processing-time timers ({@code WindowableTask.window}) at the job's
  *       {@link JobClock} (the system clock, or a test stream's manual clock); with a
@@ -35,8 +37,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>State: the container owns one {@link ContainerState} (storage + object cache) shared by its
  * tasks, opened at the start of {@link #run()}, committed at the end of every iteration in which
- * a task finished a bundle that wrote state, and closed (uncommitted writes dropped) when the loop
- * ends for any reason.
+ * a task finished a bundle that wrote state or took a source checkpoint mark, and closed
+ * (uncommitted writes dropped) when the loop ends for any reason. After each commit every task
+ * hears of it ({@link StageTask#committed()}), which finalizes the checkpoint marks it held.
  *
  * <p>Profiling: the container owns one {@link TransformSpans}; its tasks tag every call into an
  * operator (and every fused edge, and source reads) with the transform's full name, so an
@@ -136,13 +139,14 @@ final class Container implements Runnable {
       }
       while (running && !allDone()) {
         int work = drainOutboxes();
+        work += continueTimers();
         work += processEnvelopes();
         work += tick();
-        state.commitIfRequested();
+        commit(state);
         idle.idle(work);
       }
       if (running) {
-        state.commitIfRequested();
+        commit(state);
       }
     } catch (Throwable t) {
       failure = t;
@@ -169,6 +173,15 @@ final class Container implements Runnable {
     executor.containerExited(this, failure);
   }
 
+  /** Commits if a task asked for it, then tells every task its earlier output is committed. */
+  private void commit(ContainerState state) {
+    if (state.commitIfRequested()) {
+      for (StageTask task : tasks) {
+        task.committed();
+      }
+    }
+  }
+
   private boolean allDone() {
     for (StageTask task : tasks) {
       if (!task.isDone() || task.isBlocked()) {
@@ -188,13 +201,24 @@ final class Container implements Runnable {
     return moved;
   }
 
+  /** Fires the next slice of ready timers of tasks that have some and room for their output. */
+  private int continueTimers() {
+    int work = 0;
+    for (StageTask task : tasks) {
+      if (task.hasPendingTimers() && !task.isBlocked()) {
+        work += task.continueTimers();
+      }
+    }
+    return work;
+  }
+
   private int processEnvelopes() throws Throwable {
     int processed = 0;
     int n = slots.length;
     for (int i = 0; i < n; i++) {
       Slot slot = slots[(cursor + i) % n];
       StageTask task = slot.task();
-      for (int b = 0; b < BURST && !task.isDone() && !task.isBlocked(); b++) {
+      for (int b = 0; b < BURST && !task.isDone() && !task.isBlocked() && !task.hasPendingTimers(); b++) {
         IncomingMessageEnvelope envelope = slot.input().poll();
         if (envelope == null) {
           break;
@@ -221,7 +245,7 @@ final class Container implements Runnable {
     lastTickNs = now;
     long clockMillis = clock.millis(); // read before the tasks do: they see this time or later
     for (StageTask task : tasks) {
-      if (!task.isDone() && !task.isBlocked()) {
+      if (!task.isDone() && !task.isBlocked() && !task.hasPendingTimers()) {
         task.window(NO_COLLECTOR, NO_COORDINATOR);
       }
     }

@@ -3,12 +3,14 @@ package dev.weir.runner.executor;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.time.ManualJobClock;
 import dev.weir.runner.translation.SourceSpec;
+import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.values.TimestampedValue;
 import java.io.IOException;
 import org.apache.beam.sdk.io.BoundedSource;
+import org.apache.beam.sdk.io.Source;
 import org.apache.beam.sdk.io.UnboundedSource;
 import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
@@ -28,7 +30,13 @@ import org.slf4j.LoggerFactory;
  * <p>Watermarks: bounded sources hold the watermark at -infinity until they are exhausted;
  * unbounded readers are asked for their watermark when they have no data and every
  * {@value #WATERMARK_EVERY_ELEMENTS} elements, and a watermark envelope is emitted when it advanced.
- * Checkpoint marks are not taken yet (no durable commit of source positions in this slice).
+ *
+ * <p>Checkpoint marks (unbounded splits) are held for commit, not encoded per element: the task
+ * takes the reader's mark when it finishes a bundle that read elements ({@link #checkpoint()}),
+ * and the mark is finalized after the container's next commit at which the task's outbox is
+ * empty ({@link #finalizeCheckpoints()}), i.e. once every output before it is in the downstream
+ * streams and the state it caused is committed. Marks are not encoded into the commit nor used
+ * to resume a reader yet (the job's state directory does not outlive the job).
  *
  * <p>A {@code TestStream} replays its events ({@link TestStreamPartition}): each one only once the
  * job is quiescent, watermark events as source watermarks, processing-time events as advances of
@@ -158,6 +166,30 @@ public abstract class SourcePartition implements InputPartition {
 
   void closeReader() throws IOException {}
 
+  /**
+   * Takes the reader's checkpoint mark if elements were read since the last one, and holds it until
+   * {@link #finalizeCheckpoints()}. Called by the task when it finishes a bundle, after the bundle's
+   * outputs left its operators. Only unbounded splits have marks.
+   *
+   * @return whether a mark was taken (the task then asks the container for a commit)
+   */
+  boolean checkpoint() {
+    return false;
+  }
+
+  /** Whether marks taken by {@link #checkpoint()} wait for finalization. */
+  boolean hasHeldCheckpoints() {
+    return false;
+  }
+
+  /**
+   * Finalizes every held mark, oldest first ({@code CheckpointMark.finalizeCheckpoint}). Called by
+   * the task after a container commit, when every output emitted before the marks has left the task.
+   *
+   * @throws IllegalStateException if a mark's finalization fails (the job fails)
+   */
+  void finalizeCheckpoints() {}
+
   /** The next element or source watermark envelope, or null if none now. */
   abstract IncomingMessageEnvelope next() throws IOException;
 
@@ -204,12 +236,53 @@ public abstract class SourcePartition implements InputPartition {
     }
   }
 
-  /** A bounded source split. */
-  static final class BoundedPartition extends SourcePartition {
-    private final BoundedSource<?> source;
-    private BoundedSource.BoundedReader<?> reader;
+  /**
+   * A split read through a Beam {@link Source.Reader}: the reader's lifecycle ({@code start} once,
+   * then {@code advance}), end-of-data bookkeeping and closing, shared by bounded and unbounded
+   * splits.
+   */
+  abstract static class ReaderPartition<R extends Source.Reader<?>> extends SourcePartition {
+    R reader;
     private boolean started;
-    private boolean done;
+    /** Set when the split has nothing more to give, ever. */
+    boolean done;
+
+    ReaderPartition(String stream, int partition, String task) {
+      super(stream, partition, task);
+    }
+
+    /** Moves the reader to its next record ({@code start} the first time); whether there is one. */
+    final boolean advanceReader() throws IOException {
+      boolean available = started ? reader.advance() : reader.start();
+      started = true;
+      return available;
+    }
+
+    /** The reader's current record as an element envelope, in the global window. */
+    final IncomingMessageEnvelope currentElement() {
+      return element(WindowedValues.timestampedValueInGlobalWindow(reader.getCurrent(), reader.getCurrentTimestamp()));
+    }
+
+    @Override
+    final boolean exhausted() {
+      return done;
+    }
+
+    @Override
+    final void closeReader() throws IOException {
+      if (reader != null) {
+        try {
+          reader.close();
+        } finally {
+          reader = null;
+        }
+      }
+    }
+  }
+
+  /** A bounded source split. */
+  static final class BoundedPartition extends ReaderPartition<BoundedSource.BoundedReader<?>> {
+    private final BoundedSource<?> source;
 
     BoundedPartition(BoundedSource<?> source, String stream, int partition, String task) {
       super(stream, partition, task);
@@ -226,37 +299,30 @@ public abstract class SourcePartition implements InputPartition {
       if (done) {
         return null;
       }
-      boolean available = started ? reader.advance() : reader.start();
-      started = true;
-      if (!available) {
+      if (!advanceReader()) {
         done = true;
         return null;
       }
-      return element(WindowedValues.timestampedValueInGlobalWindow(reader.getCurrent(), reader.getCurrentTimestamp()));
-    }
-
-    @Override
-    boolean exhausted() {
-      return done;
-    }
-
-    @Override
-    void closeReader() throws IOException {
-      if (reader != null) {
-        reader.close();
-        reader = null;
-      }
+      return currentElement();
     }
   }
 
-  /** An unbounded source split; ends when its watermark reaches +infinity. */
-  static final class UnboundedPartition extends SourcePartition {
+  /**
+   * An unbounded source split; ends when its watermark reaches +infinity.
+   *
+   * <p>Checkpoint marks: {@link #checkpoint()} takes the reader's mark (at most once per bundle
+   * that read elements, never per element) and holds it; {@link #finalizeCheckpoints()} finalizes
+   * the held marks, oldest first, once the container committed with every output before them out
+   * of the task. Marks are neither encoded nor restored (no resume from a commit in this slice).
+   */
+  static final class UnboundedPartition extends ReaderPartition<UnboundedSource.UnboundedReader<?>> {
     private final UnboundedSource<?, ?> source;
-    private UnboundedSource.UnboundedReader<?> reader;
-    private boolean started;
-    private boolean done;
     private long lastWatermarkMs = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
     private int sinceWatermark;
+    /** Whether elements were read since the last mark was taken. */
+    private boolean readSinceMark;
+    /** Marks taken and not yet finalized, oldest first; rarely more than one. */
+    private final ArrayDeque<UnboundedSource.CheckpointMark> held = new ArrayDeque<>(2);
 
     UnboundedPartition(UnboundedSource<?, ?> source, String stream, int partition, String task) {
       super(stream, partition, task);
@@ -280,11 +346,10 @@ public abstract class SourcePartition implements InputPartition {
           return wm;
         }
       }
-      boolean available = started ? reader.advance() : reader.start();
-      started = true;
-      if (available) {
+      if (advanceReader()) {
         sinceWatermark++;
-        return element(WindowedValues.timestampedValueInGlobalWindow(reader.getCurrent(), reader.getCurrentTimestamp()));
+        readSinceMark = true;
+        return currentElement();
       }
       return advancedWatermark();
     }
@@ -303,15 +368,37 @@ public abstract class SourcePartition implements InputPartition {
     }
 
     @Override
-    boolean exhausted() {
-      return done;
+    boolean checkpoint() {
+      if (!readSinceMark || reader == null) {
+        return false;
+      }
+      readSinceMark = false;
+      MetricsContainer previous = context.metrics().swap(context.stepMetrics());
+      try {
+        held.addLast(reader.getCheckpointMark());
+      } finally {
+        context.metrics().swap(previous);
+      }
+      return true;
     }
 
     @Override
-    void closeReader() throws IOException {
-      if (reader != null) {
-        reader.close();
-        reader = null;
+    boolean hasHeldCheckpoints() {
+      return !held.isEmpty();
+    }
+
+    @Override
+    void finalizeCheckpoints() {
+      MetricsContainer previous = context.metrics().swap(context.stepMetrics());
+      try {
+        UnboundedSource.CheckpointMark mark;
+        while ((mark = held.pollFirst()) != null) {
+          mark.finalizeCheckpoint();
+        }
+      } catch (IOException e) {
+        throw new IllegalStateException("finalizing a checkpoint mark of " + ssp().getStream() + " failed", e);
+      } finally {
+        context.metrics().swap(previous);
       }
     }
   }

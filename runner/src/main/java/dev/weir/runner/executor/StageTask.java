@@ -56,6 +56,17 @@ import org.joda.time.Instant;
  *       splittable-DoFn restrictions), the task keeps ticking and sends it once that work is done.
  * </ul>
  *
+ * <p>Timer firings in slices: when a watermark makes more event-time timers ready than fit in one
+ * pass (e.g. the end of input over many keys), operators that fire incrementally
+ * ({@link Operator#hasReadyTimers()}) fire {@value #TIMERS_PER_PASS} per pass, none while the
+ * outbox is blocked, and hold their output watermark at the earliest unfired timer; meanwhile the
+ * task takes no input and no tick ({@link #hasPendingTimers()}), and the container resumes the
+ * firing each pass ({@link #continueTimers()}); end-of-stream waits for the last firing.
+ *
+ * <p>Checkpoints: a task reading unbounded source splits takes their checkpoint marks when it
+ * finishes a bundle that read elements, asks the container for a commit, and finalizes the marks
+ * after a commit at which its outbox is empty ({@link #committed()}).
+ *
  * <p>Time: {@link #window} (the container's periodic tick) closes bundles older than
  * {@code maxBundleTimeMs} of real time and gives operators the job's {@link JobClock} time for
  * processing-time timers; the clock is the system clock, or a test stream's manual clock.
@@ -68,6 +79,8 @@ public final class StageTask
     implements AsyncStreamTask, InitableTask, WindowableTask, EndOfStreamListenerTask, ClosableTask {
   private static final long MIN_WATERMARK_MS = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
   private static final long MAX_WATERMARK_MS = BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis();
+  /** Ready event-time timers fired per operator per run-loop pass (fewer when the outbox blocks). */
+  static final int TIMERS_PER_PASS = 64;
 
   /** Watermark and end-of-stream bookkeeping of one input partition. */
   private static final class Input {
@@ -130,6 +143,11 @@ public final class StageTask
   private final Operator[] operators;
   private final List<StreamWriter> writers = new ArrayList<>();
   private final Input[] inputs;
+  /** The unbounded source splits among the inputs (checkpoint marks), usually none or one. */
+  private final SourcePartition[] checkpointedSources;
+  /** Whether some split holds checkpoint marks waiting for a commit. */
+  private boolean marksHeld;
+  private ContainerState state;
   private final StepMetrics stepMetrics;
   private final boolean metricsEnabled;
   /** Per node: its span tag, the PTransform's full name (a writer's: its stream's name). */
@@ -150,12 +168,19 @@ public final class StageTask
   private boolean done;
   /** Input ended, but operators still have pending work: the end of stream waits for it. */
   private boolean draining;
+  /** All inputs ended; end-of-stream goes out once no timers wait to fire. */
+  private boolean endPending;
+  /** Whether some operator has ready event-time timers still to fire (see {@link #continueTimers}). */
+  private boolean timersPending;
+  /** The job's quiescence tracker (test streams), or null: pending firings count as in flight. */
+  private final Quiescence quiescence;
   private boolean opened;
 
   StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
       PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, StepMetrics stepMetrics, boolean metricsEnabled,
       JobClock clock, Quiescence quiescence) {
     this.outbox = new TaskOutbox(quiescence);
+    this.quiescence = quiescence;
     this.clock = clock;
     this.name = new TaskName(stage.name() + "-p" + partition);
     this.stage = stage;
@@ -192,6 +217,13 @@ public final class StageTask
       }
       inputs[i] = new Input(inputPartitions.get(i), operators[entry], entry, consumer, sideIndex);
     }
+    List<SourcePartition> unbounded = new ArrayList<>();
+    for (InputPartition p : inputPartitions) {
+      if (p instanceof SourcePartition.UnboundedPartition u) {
+        unbounded.add(u);
+      }
+    }
+    this.checkpointedSources = unbounded.toArray(new SourcePartition[0]);
     int n = operators.length;
     this.predecessors = new int[n][];
     List<List<Integer>> preds = new ArrayList<>();
@@ -242,6 +274,7 @@ public final class StageTask
    */
   void open(MetricsSwitch metrics, ContainerState state, TransformSpans spans) {
     this.spans = spans;
+    this.state = state;
     List<NodeSpec> nodes = stage.nodes();
     MetricsContainer[] containers = new MetricsContainer[nodes.size()];
     for (NodeSpec node : nodes) {
@@ -384,7 +417,7 @@ public final class StageTask
 
   @Override
   public void onEndOfStream(MessageCollector collector, TaskCoordinator coordinator) {
-    if (done || draining) {
+    if (done || endPending || draining) {
       return;
     }
     for (Input input : inputs) {
@@ -392,7 +425,17 @@ public final class StageTask
         input.onEnd(p);
       }
     }
+    endPending = true;
     advanceWatermark();
+    completeEndOfStream();
+  }
+
+  /** Sends end-of-stream on once all inputs ended and every ready timer fired. */
+  private void completeEndOfStream() {
+    if (!endPending || timersPending) {
+      return;
+    }
+    endPending = false;
     finishBundle();
     if (hasPendingWork()) {
       draining = true; // window() ends the stream once the pending work is done
@@ -419,6 +462,28 @@ public final class StageTask
       }
     }
     return false;
+  }
+
+  /**
+   * Whether operators still have event-time timers to fire that a watermark made ready; the task
+   * then takes no input and no tick until {@link #continueTimers()} fired them all.
+   */
+  boolean hasPendingTimers() {
+    return timersPending;
+  }
+
+  /**
+   * Fires the next slice of ready timers (up to {@value #TIMERS_PER_PASS} per operator, stopping
+   * when the outbox blocks), then delivers whatever watermarks that released and, once none wait,
+   * the deferred end-of-stream. Called by the container once per pass while
+   * {@link #hasPendingTimers()} and not {@link #isBlocked()}.
+   *
+   * @return a positive count of work done (for the container's idle strategy)
+   */
+  int continueTimers() {
+    propagateWatermarks(true);
+    completeEndOfStream();
+    return 1;
   }
 
   @Override
@@ -452,7 +517,31 @@ public final class StageTask
 
   /** Moves waiting output downstream; returns envelopes moved. */
   int drainOutbox() {
-    return outbox.drain();
+    int moved = outbox.drain();
+    if (marksHeld && !outbox.isBlocked()) {
+      state.requestCommit(); // the held marks' outputs are all downstream now
+    }
+    return moved;
+  }
+
+  /**
+   * The container committed: if every output of this task has left its outbox, the checkpoint
+   * marks its source splits held are covered by the commit and are finalized now; otherwise they
+   * wait for a commit after the outbox drained.
+   */
+  void committed() {
+    if (!marksHeld || outbox.isBlocked()) {
+      return;
+    }
+    marksHeld = false;
+    for (SourcePartition source : checkpointedSources) {
+      String previous = spans.enter(tags[0]);
+      try {
+        source.finalizeCheckpoints();
+      } finally {
+        spans.exit(previous);
+      }
+    }
   }
 
   /** The task's current input watermark, epoch ms. */
@@ -512,6 +601,7 @@ public final class StageTask
    */
   private void propagateWatermarks(boolean finishBundles) {
     boolean finished = false;
+    boolean pending = false;
     for (int i = 0; i < operators.length; i++) {
       if (writerNodes[i]) {
         continue;
@@ -529,6 +619,10 @@ public final class StageTask
         } finally {
           spans.exit(previous);
         }
+      }
+      if (operators[i].hasReadyTimers()) {
+        fireReadyTimers(i);
+        pending |= operators[i].hasReadyTimers();
       }
       nodeOutputMs[i] = Math.min(nodeWatermarkMs[i], operators[i].watermarkHold().getMillis());
     }
@@ -556,6 +650,38 @@ public final class StageTask
     if (output != Long.MAX_VALUE && output > outputWatermarkMs) {
       outputWatermarkMs = output;
     }
+    setTimersPending(pending);
+  }
+
+  /**
+   * Fires a bounded slice of node {@code i}'s ready timers: at most {@value #TIMERS_PER_PASS}, and
+   * none once the outbox is blocked, so the outbox holds at most one firing's output beyond what
+   * the downstream streams took (one timer at a time: a firing emits a pane or a few).
+   */
+  private void fireReadyTimers(int i) {
+    Operator operator = operators[i];
+    String previous = spans.enter(tags[i]);
+    try {
+      for (int fired = 0; fired < TIMERS_PER_PASS && !outbox.isBlocked() && operator.hasReadyTimers(); fired++) {
+        operator.fireReadyTimers(1);
+      }
+    } finally {
+      spans.exit(previous);
+    }
+  }
+
+  private void setTimersPending(boolean pending) {
+    if (pending == timersPending) {
+      return;
+    }
+    timersPending = pending;
+    if (quiescence != null) { // waiting firings are work in flight: a test stream must not move on
+      if (pending) {
+        quiescence.sent();
+      } else {
+        quiescence.processed();
+      }
+    }
   }
 
   private long upstreamWatermark(int node) {
@@ -574,6 +700,12 @@ public final class StageTask
         operators[i].finishBundle();
       } finally {
         spans.exit(previous);
+      }
+    }
+    for (SourcePartition source : checkpointedSources) { // the bundle's outputs left the operators
+      if (source.checkpoint()) {
+        marksHeld = true;
+        state.requestCommit();
       }
     }
   }

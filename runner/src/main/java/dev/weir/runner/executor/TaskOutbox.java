@@ -7,8 +7,9 @@ import org.apache.samza.system.IncomingMessageEnvelope;
  * A task's overflow for envelopes its downstream streams had no room for. While the outbox is
  * non-empty, every further send is queued behind it (preserving per-stream order) and the
  * container gives the task no new input: the task is <em>blocked</em>. So the outbox holds at most
- * what one input envelope (or one watermark's timer firings) produced, and upstream queues fill
- * up in turn: back-pressure without unbounded buffering.
+ * what one input envelope (or one timer firing: a watermark's ready timers fire one at a time,
+ * pausing while the outbox is blocked, see {@code StageTask#continueTimers}) produced, and
+ * upstream queues fill up in turn: back-pressure without unbounded buffering.
  *
  * <p>Threading: confined to the task's container thread.
  */

@@ -66,6 +66,13 @@ import org.joda.time.Instant;
  * processing-time timers from the job's clock ({@code OperatorContext.clock()}). At the end of input (watermark at
  * +infinity) every event-time timer fires and pending processing-time timers are dropped.
  *
+ * <p>Incremental firing: a watermark only makes timers ready ({@link #onWatermark}); the task fires
+ * them a bounded slice at a time ({@link #fireReadyTimers}), pausing while its outbox is blocked,
+ * so the end of input over a million keys does not put a million panes in the outbox at once.
+ * Until the last ready timer fired, {@link #watermarkHold()} is at most the earliest unfired one
+ * and runners-core's output watermark stays where it was: timers fire before the output watermark
+ * passes them.
+ *
  * <p>Threading: confined to the task's container thread.
  */
 public final class GroupByKeyOperator<K, V, OutT> implements Operator {
@@ -86,6 +93,8 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
   private DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> runner;
   private Receiver output;
   private boolean inBundle;
+  /** The input watermark whose ready timers are being fired, or null when none wait. */
+  private Instant firingTo;
 
   /** A GroupByKey (values buffered in a bag per key and window); nothing is instantiated until {@link #open}. */
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -176,13 +185,52 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
     run(key, KeyedWorkItems.elementsWorkItem(key.key(), Collections.singletonList(value)));
   }
 
+  /**
+   * Makes the event-time timers before {@code inputWatermark} ready; they fire through
+   * {@link #fireReadyTimers}, in bounded slices, so that a watermark jump (end of input) over
+   * very many keys does not emit all their panes in one go. With none ready the advance completes
+   * at once.
+   */
   @Override
   public void onWatermark(Instant inputWatermark) {
     timers.setInputWatermark(inputWatermark); // output watermark moves after the firings
+    if (firingTo == null || inputWatermark.isAfter(firingTo)) {
+      firingTo = inputWatermark;
+    }
+    if (!timersReady()) {
+      completeWatermark();
+    }
+  }
+
+  @Override
+  public boolean hasReadyTimers() {
+    return firingTo != null;
+  }
+
+  @Override
+  public void fireReadyTimers(int max) {
+    if (firingTo == null) {
+      return;
+    }
     KeyedTimers.Entry ready;
-    while ((ready = timers.pollReadyEventTimer()) != null) {
+    for (int fired = 0; fired < max && (ready = timers.pollReadyEventTimer()) != null; fired++) {
       fire(ready);
     }
+    if (!timersReady()) {
+      completeWatermark();
+    }
+  }
+
+  /** Whether an event-time timer before the watermark being fired to waits (firings may set new ones). */
+  private boolean timersReady() {
+    Instant next = timers.nextEventTime();
+    return next != null && next.isBefore(firingTo);
+  }
+
+  /** Every timer before the new input watermark fired: the output watermark may follow. */
+  private void completeWatermark() {
+    Instant inputWatermark = firingTo;
+    firingTo = null;
     timers.advanceInputWatermark(inputWatermark, holds.min());
     if (!inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       timers.clearProcessingTimers();
@@ -240,9 +288,17 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
     }
   }
 
+  /** The earliest buffered element's hold; while timers wait to fire, no later than the earliest of them. */
   @Override
   public Instant watermarkHold() {
-    return holds.min();
+    Instant hold = holds.min();
+    if (firingTo != null) {
+      Instant next = timers.nextEventTime();
+      if (next != null && next.isBefore(hold)) {
+        hold = next;
+      }
+    }
+    return hold;
   }
 
   @Override

@@ -100,12 +100,19 @@ public final class ContainerState implements AutoCloseable {
     commitRequested = true;
   }
 
-  /** Commits if a commit was requested since the last one. */
-  public void commitIfRequested() {
+  /**
+   * Commits if a commit was requested since the last one.
+   *
+   * @return whether it committed (so that what waited for this commit, e.g. source checkpoint
+   *     marks, may be finalized)
+   */
+  public boolean commitIfRequested() {
     if (commitRequested && !closed) {
       commitRequested = false;
       commit();
+      return true;
     }
+    return false;
   }
 
   /** Flushes the object cache and commits the storage atomically. */

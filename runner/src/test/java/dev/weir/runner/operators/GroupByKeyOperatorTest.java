@@ -50,6 +50,10 @@ class GroupByKeyOperatorTest {
       assertThat(gbk.watermarkHold()).isEqualTo(new Instant(4));
 
       gbk.onWatermark(new Instant(10));
+      assertThat(out).as("a watermark only makes timers ready").isEmpty();
+      while (gbk.hasReadyTimers()) {
+        gbk.fireReadyTimers(1);
+      }
       gbk.finishBundle();
       assertThat(out).hasSize(1);
       assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(4));
@@ -60,6 +64,43 @@ class GroupByKeyOperatorTest {
       assertThat(state.commits()).isZero(); // commits are the container's business
       state.commitIfRequested();
       assertThat(state.commits()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void firesReadyTimersInSlicesHoldingTheOutputWatermarkAtTheEarliestUnfiredOne() {
+    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
+        .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
+    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
+        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    List<WindowedValue<?>> out = new ArrayList<>();
+    try (ContainerState state = ContainerState.inMemory(1000)) {
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add),
+          new MetricsSwitch(new MetricsContainerImpl(null)), null, state, dev.weir.runner.time.JobClock.SYSTEM));
+      for (int i = 0; i < 3; i++) { // windows [0,10), [10,20), [20,30), one key each
+        IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
+        gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
+      }
+      gbk.finishBundle();
+
+      gbk.onWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE);
+      assertThat(out).isEmpty();
+      assertThat(gbk.hasReadyTimers()).isTrue();
+      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
+
+      gbk.fireReadyTimers(1);
+      assertThat(out).hasSize(1);
+      assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(9));
+      assertThat(gbk.hasReadyTimers()).isTrue();
+      assertThat(gbk.watermarkHold()).as("the next unfired end-of-window timer").isEqualTo(new Instant(19));
+
+      gbk.fireReadyTimers(10);
+      gbk.finishBundle();
+      assertThat(out).extracting(WindowedValue::getTimestamp)
+          .containsExactly(new Instant(9), new Instant(19), new Instant(29));
+      assertThat(gbk.hasReadyTimers()).isFalse();
+      assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
     }
   }
 }

@@ -1,0 +1,52 @@
+package dev.weir.runner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.runner.executor.FinalizationRecordingSource;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.io.Read;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.junit.jupiter.api.Test;
+
+/** Checkpoint marks of an unbounded source read by a whole job: held for commit, finalized after it. */
+class UnboundedSourceCheckpointTest {
+  private static final long ELEMENTS = 20_000;
+
+  @Test
+  void checkpointMarks_areFinalizedAfterTheirElementsAreEmittedOncePerBundleNotPerElement() {
+    String id = "pipeline-" + System.nanoTime();
+    Pipeline p = Pipelines.create(true);
+    p.apply(Read.from(new FinalizationRecordingSource(id, ELEMENTS)))
+        .apply("CountEmitted", ParDo.of(new CountEmitted(id)));
+    assertThat(p.run().waitUntilFinish()).isEqualTo(PipelineResult.State.DONE);
+
+    FinalizationRecordingSource.Log log = FinalizationRecordingSource.log(id);
+    assertThat(log.emitted.get()).isEqualTo(ELEMENTS);
+    assertThat(log.taken).as("marks are taken per bundle, not per element")
+        .isNotEmpty().hasSizeLessThan((int) (ELEMENTS / 100));
+    assertThat(log.taken).as("the last mark covers the whole input").last().isEqualTo(ELEMENTS);
+    assertThat(log.finalized).as("every mark finalized exactly once, in order")
+        .extracting(f -> f[0]).containsExactlyElementsOf(log.taken);
+    for (long[] f : log.finalized) {
+      assertThat(f[1]).as("finalized mark at position %d before its elements were emitted", f[0])
+          .isGreaterThanOrEqualTo(f[0]);
+    }
+  }
+
+  /** Counts the elements it sees into the source's log. */
+  static final class CountEmitted extends DoFn<Long, Long> {
+    private final String id;
+
+    CountEmitted(String id) {
+      this.id = id;
+    }
+
+    @ProcessElement
+    public void process(@Element Long x, OutputReceiver<Long> out) {
+      FinalizationRecordingSource.log(id).emitted.incrementAndGet();
+      out.output(x);
+    }
+  }
+}
