@@ -33,10 +33,12 @@ import org.slf4j.LoggerFactory;
  * The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
  * another container's failure), or when a task fails; tasks are closed on this thread either way.
  *
- * <p>State: the container owns one {@link ContainerState} (storage + object cache) shared by its
- * tasks, opened at the start of {@link #run()}, committed at the end of every iteration in which
- * a task finished a bundle that wrote state, and closed (uncommitted writes dropped) when the loop
- * ends for any reason.
+ * <p>State and commits: the container owns one {@link ContainerState} (storage + object cache)
+ * shared by its tasks, opened at the start of {@link #run()} and closed (uncommitted writes
+ * dropped) when the loop ends for any reason. At the end of every iteration in which a task
+ * finished a bundle, its {@link ContainerCommit} commits: the state if a bundle wrote any, then
+ * the tasks' metrics as committed values. When every task ended normally, the metrics are
+ * committed once more after the tasks closed.
  *
  * <p>Profiling: the container owns one {@link TransformSpans}; its tasks tag every call into an
  * operator (and every fused edge, and source reads) with the transform's full name, so an
@@ -129,20 +131,24 @@ final class Container implements Runnable {
     TransformSpans spans = new TransformSpans();
     Throwable failure = null;
     ContainerState state = null;
+    ContainerCommit commit = null;
+    boolean ended = false;
     try {
       state = executor.openState(id);
+      commit = new ContainerCommit(state, executor.stepMetrics().newCommitter());
       for (StageTask task : tasks) {
-        task.open(metrics, state, spans);
+        task.open(metrics, commit, spans);
       }
       while (running && !allDone()) {
         int work = drainOutboxes();
         work += processEnvelopes();
         work += tick();
-        state.commitIfRequested();
+        commit.commitIfNeeded();
         idle.idle(work);
       }
       if (running) {
-        state.commitIfRequested();
+        commit.commitIfNeeded();
+        ended = true;
       }
     } catch (Throwable t) {
       failure = t;
@@ -153,6 +159,9 @@ final class Container implements Runnable {
         } catch (Throwable t) {
           LOG.warn("Closing task {} failed", task, t);
         }
+      }
+      if (ended && commit != null) {
+        commit.commitFinal(); // teardown's metrics too: a finished job's committed values are its attempted ones
       }
       if (state != null) {
         try {

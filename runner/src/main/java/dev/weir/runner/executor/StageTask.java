@@ -1,7 +1,6 @@
 package dev.weir.runner.executor;
 
 import dev.weir.runner.metrics.MetricsSwitch;
-import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.Receiver;
@@ -128,11 +127,12 @@ public final class StageTask
   private final Operator[] operators;
   private final List<StreamWriter> writers = new ArrayList<>();
   private final Input[] inputs;
-  private final StepMetrics stepMetrics;
   private final boolean metricsEnabled;
   /** Per node: its span tag, the PTransform's full name (a writer's: its stream's name). */
   private final String[] tags;
   private TransformSpans spans;
+  /** The container's commit point; set at {@link #open}. */
+  private ContainerCommit commit;
 
   /** Per node: the nodes feeding it inside the stage. */
   private final int[][] predecessors;
@@ -149,7 +149,7 @@ public final class StageTask
   private boolean opened;
 
   StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
-      PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, StepMetrics stepMetrics, boolean metricsEnabled,
+      PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, boolean metricsEnabled,
       JobClock clock, Quiescence quiescence) {
     this.outbox = new TaskOutbox(quiescence);
     this.clock = clock;
@@ -159,7 +159,6 @@ public final class StageTask
     this.options = options;
     this.maxBundleSize = Math.max(1, maxBundleSize);
     this.maxBundleNanos = Math.max(0, maxBundleTimeMs) * 1_000_000L;
-    this.stepMetrics = stepMetrics;
     this.metricsEnabled = metricsEnabled;
     List<NodeSpec> nodes = stage.nodes();
     this.operators = new Operator[nodes.size()];
@@ -233,16 +232,20 @@ public final class StageTask
   /**
    * Opens operators and source readers on the calling (container) thread.
    *
+   * @param commit the container's commit point: its state, where the task's step metrics are
+   *     created, and what the task tells when it finished a bundle
    * @param spans the container thread's span tracker: every edge of the fused graph and every
    *     call the task makes into an operator runs in the callee transform's span segment
    */
-  void open(MetricsSwitch metrics, ContainerState state, TransformSpans spans) {
+  void open(MetricsSwitch metrics, ContainerCommit commit, TransformSpans spans) {
     this.spans = spans;
+    this.commit = commit;
+    ContainerState state = commit.state();
     List<NodeSpec> nodes = stage.nodes();
     MetricsContainer[] containers = new MetricsContainer[nodes.size()];
     for (NodeSpec node : nodes) {
       containers[node.index()] = metricsEnabled && node.writesTo() == null
-          ? stepMetrics.containerFor(node.stepName()) : null;
+          ? commit.metrics().containerFor(node.stepName()) : null;
     }
     opened = true;
     for (NodeSpec node : nodes) {
@@ -540,6 +543,7 @@ public final class StageTask
 
   private void finishBundle() {
     bundleElements = 0;
+    commit.bundleFinished();
     for (int i = 0; i < operators.length; i++) { // topological order: upstream output reaches downstream first
       String previous = spans.enter(tags[i]);
       try {

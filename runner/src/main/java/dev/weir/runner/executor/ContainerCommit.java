@@ -1,0 +1,60 @@
+package dev.weir.runner.executor;
+
+import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.state.ContainerState;
+
+/**
+ * A container's commit point, taken at the end of every run-loop iteration in which one of its
+ * tasks finished a bundle: (1) the state is committed if an operator wrote any
+ * ({@link ContainerState#commitIfRequested()}), then (2) the tasks' metrics are published as
+ * committed values ({@link StepMetrics.Committer#commit()}).
+ *
+ * <p>What "committed" means here: the bundles finished before the commit point have handed their
+ * outputs to the executor's in-process streams (or the task's outbox, which drains in order) and
+ * their state is in the container's storage. Nothing is durable across a crash of the JVM yet, so
+ * this is the strongest commit the embedded executor has.
+ *
+ * <p>Threading: confined to the container's thread.
+ */
+final class ContainerCommit {
+  private final ContainerState state;
+  private final StepMetrics.Committer metrics;
+  private boolean bundlesFinished;
+
+  ContainerCommit(ContainerState state, StepMetrics.Committer metrics) {
+    this.state = state;
+    this.metrics = metrics;
+  }
+
+  /** The container's state. */
+  ContainerState state() {
+    return state;
+  }
+
+  /** The committer of the container's metrics; tasks create their step containers through it. */
+  StepMetrics.Committer metrics() {
+    return metrics;
+  }
+
+  /** A task finished a bundle; the next {@link #commitIfNeeded()} commits. A field write. */
+  void bundleFinished() {
+    bundlesFinished = true;
+  }
+
+  /** Commits the state if requested, and the metrics if a bundle finished since the last commit. */
+  void commitIfNeeded() {
+    state.commitIfRequested();
+    if (bundlesFinished) {
+      bundlesFinished = false;
+      metrics.commit();
+    }
+  }
+
+  /**
+   * The last commit of a container whose tasks all ended normally and are closed: metrics
+   * reported by teardown included, so committed values equal attempted ones.
+   */
+  void commitFinal() {
+    metrics.commit();
+  }
+}
