@@ -1,13 +1,15 @@
 package dev.weir.runner.executor;
 
 import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.operators.BundleFinalizers;
 import dev.weir.runner.state.ContainerState;
 
 /**
  * A container's commit point, taken at the end of every run-loop iteration in which one of its
  * tasks finished a bundle: (1) the state is committed if an operator wrote any
  * ({@link ContainerState#commitIfRequested()}), then (2) the tasks' metrics are published as
- * committed values ({@link StepMetrics.Committer#commit()}).
+ * committed values ({@link StepMetrics.Committer#commit()}), then (3) the bundle finalization
+ * callbacks of the bundles finished before the commit run ({@link BundleFinalizers#runCommitted()}).
  *
  * <p>What "committed" means here: the bundles finished before the commit point have handed their
  * outputs to the executor's in-process streams (or the task's outbox, which drains in order) and
@@ -19,11 +21,17 @@ import dev.weir.runner.state.ContainerState;
 final class ContainerCommit {
   private final ContainerState state;
   private final StepMetrics.Committer metrics;
+  private final BundleFinalizers finalizers = new BundleFinalizers();
   private boolean bundlesFinished;
 
   ContainerCommit(ContainerState state, StepMetrics.Committer metrics) {
     this.state = state;
     this.metrics = metrics;
+  }
+
+  /** The bundle finalization of the container's operators. */
+  BundleFinalizers finalizers() {
+    return finalizers;
   }
 
   /** The container's state. */
@@ -41,12 +49,16 @@ final class ContainerCommit {
     bundlesFinished = true;
   }
 
-  /** Commits the state if requested, and the metrics if a bundle finished since the last commit. */
+  /**
+   * Commits the state if requested, then, if a bundle finished since the last commit, the metrics,
+   * and runs the finished bundles' finalization callbacks.
+   */
   void commitIfNeeded() {
     state.commitIfRequested();
-    if (bundlesFinished) {
+    if (bundlesFinished || finalizers.waiting() > 0) {
       bundlesFinished = false;
       metrics.commit();
+      finalizers.runCommitted();
     }
   }
 

@@ -262,7 +262,7 @@ public final class StageTask
       String previous = spans.enter(tags[node.index()]);
       try {
         operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-            metrics, containers[node.index()], state, clock));
+            metrics, containers[node.index()], state, clock, commit.finalizers()));
       } finally {
         spans.exit(previous);
       }

@@ -66,6 +66,9 @@ import org.joda.time.Instant;
  * pending at that moment fire once each (a processing-time timer can no longer wait for a clock
  * that outlives the input); ones they set are dropped.
  *
+ * <p>Bundle finalization: the DoFn's {@code BundleFinalizer} callbacks of a bundle run after the
+ * container's commit of that bundle's state (see {@link BundleFinalizers}).
+ *
  * <p>Watermark: {@link #watermarkHold()} is the minimum of the state's watermark holds and the
  * timers' output holds. State is committed (dirty cache entries written in one batch) after every
  * bundle that ran.
@@ -91,6 +94,7 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
   private KeyContext<K> current;
   private OperatorContext context;
   private MetricsContainer stepMetrics;
+  private BundleFinalizers.Finalizer finalizer;
   private DoFnInvoker<KV<K, V>, OutT> invoker;
   private DoFnRunner<KV<K, V>, OutT> runner;
   private Receiver mainOutput;
@@ -141,6 +145,8 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
       context.metrics().swap(previous);
     }
     StateInternals currentState = new CurrentKeyState();
+    BundleFinalizers.Finalizer bundleFinalizer = context.newFinalizer();
+    this.finalizer = bundleFinalizer;
     StepContext stepContext = new StepContext() {
       @Override
       public StateInternals stateInternals() {
@@ -150,6 +156,11 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
       @Override
       public TimerInternals timerInternals() {
         return timers;
+      }
+
+      @Override
+      public DoFn.BundleFinalizer bundleFinalizer() {
+        return bundleFinalizer;
       }
     };
     DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(
@@ -310,6 +321,7 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     } finally {
       context.metrics().swap(previous);
     }
+    finalizer.bundleFinished(); // its callbacks run after the commit requested above
   }
 
   @Override
