@@ -64,8 +64,8 @@ class StatefulSideInputPipelineTest {
     }
 
     @OnTimer("flush")
-    public void flush(@Key String key, @StateId("sum") ValueState<Integer> sum, @StateId("name") ValueState<String> name,
-        OutputReceiver<String> out) {
+    public void flush(@Key String key, @StateId("sum") ValueState<Integer> sum,
+        @StateId("name") ValueState<String> name, OutputReceiver<String> out) {
       out.output(key + ":" + name.read() + ":" + sum.read());
     }
   }

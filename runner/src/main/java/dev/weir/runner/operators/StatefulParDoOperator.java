@@ -85,8 +85,8 @@ import org.joda.time.Instant;
  * When a retry releases the earliest pushed-back elements, the timers they held fire at once.
  *
  * <p>Watermark: {@link #watermarkHold()} is the minimum of the state's watermark holds, the
- * timers' output holds and the earliest pushed-back element's timestamp. State is committed (dirty cache entries written in one batch) after every
- * bundle that ran.
+ * timers' output holds and the earliest pushed-back element's timestamp. State is committed
+ * (dirty cache entries written in one batch) after every bundle that ran.
  *
  * <p>Threading: confined to the task's container thread.
  */

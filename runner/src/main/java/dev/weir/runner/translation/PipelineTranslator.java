@@ -286,7 +286,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
   }
 
   /** Feeds each view to {@code spec} on a BROADCAST stream from the stage producing its PCollection. */
-  private void addSideInputs(TransformHierarchy.Node node, StagePlan stage, NodeSpec spec, List<PCollectionView<?>> views) {
+  private void addSideInputs(TransformHierarchy.Node node, StagePlan stage, NodeSpec spec,
+      List<PCollectionView<?>> views) {
     for (int i = 0; i < views.size(); i++) {
       Producer viewProducer = producerOf(views.get(i).getPCollection(), node);
       StreamPlan side = newStream(StreamPlan.Kind.BROADCAST, viewProducer.stage(), stage, null, node);
