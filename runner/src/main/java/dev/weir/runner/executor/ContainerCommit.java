@@ -7,8 +7,8 @@ import dev.weir.runner.state.ContainerState;
 /**
  * A container's commit point, taken at the end of every run-loop iteration in which one of its
  * tasks finished a bundle: (1) the state is committed if an operator wrote any
- * ({@link ContainerState#commitIfRequested()}), then (2) the tasks' metrics are published as
- * committed values ({@link StepMetrics.Committer#commit()}), then (3) the bundle finalization
+ * ({@link ContainerState#commitIfRequested()}), then (2) the metrics the tasks staged when their bundles
+ * finished are published as committed values ({@link StepMetrics.Committer#commit()}), then (3) the bundle finalization
  * callbacks of the bundles finished before the commit run ({@link BundleFinalizers#runCommitted()}).
  *
  * <p>What "committed" means here: the bundles finished before the commit point have handed their
@@ -67,6 +67,6 @@ final class ContainerCommit {
    * reported by teardown included, so committed values equal attempted ones.
    */
   void commitFinal() {
-    metrics.commit();
+    metrics.commitAll();
   }
 }

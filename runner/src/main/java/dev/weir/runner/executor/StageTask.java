@@ -1,6 +1,7 @@
 package dev.weir.runner.executor;
 
 import dev.weir.runner.metrics.MetricsSwitch;
+import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.Receiver;
@@ -133,6 +134,8 @@ public final class StageTask
   private TransformSpans spans;
   /** The container's commit point; set at {@link #open}. */
   private ContainerCommit commit;
+  /** The task's step metrics, staged for commit at each finished bundle; set at {@link #open}. */
+  private StepMetrics.Task taskMetrics;
 
   /** Per node: the nodes feeding it inside the stage. */
   private final int[][] predecessors;
@@ -240,12 +243,13 @@ public final class StageTask
   void open(MetricsSwitch metrics, ContainerCommit commit, TransformSpans spans) {
     this.spans = spans;
     this.commit = commit;
+    this.taskMetrics = commit.metrics().newTask();
     ContainerState state = commit.state();
     List<NodeSpec> nodes = stage.nodes();
     MetricsContainer[] containers = new MetricsContainer[nodes.size()];
     for (NodeSpec node : nodes) {
       containers[node.index()] = metricsEnabled && node.writesTo() == null
-          ? commit.metrics().containerFor(node.stepName()) : null;
+          ? taskMetrics.containerFor(node.stepName()) : null;
     }
     opened = true;
     for (NodeSpec node : nodes) {
@@ -543,7 +547,6 @@ public final class StageTask
 
   private void finishBundle() {
     bundleElements = 0;
-    commit.bundleFinished();
     for (int i = 0; i < operators.length; i++) { // topological order: upstream output reaches downstream first
       String previous = spans.enter(tags[i]);
       try {
@@ -552,6 +555,8 @@ public final class StageTask
         spans.exit(previous);
       }
     }
+    taskMetrics.bundleFinished(); // no operator has an open bundle now: these values may be committed
+    commit.bundleFinished();
   }
 
   @Override

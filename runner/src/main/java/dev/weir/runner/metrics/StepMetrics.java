@@ -28,19 +28,21 @@ import org.apache.beam.sdk.metrics.MetricResults;
  * separate containers keep their cells uncontended on the hot path. Reading merges them, which
  * costs O(tasks x metrics) per {@link #results()} call, off the hot path.
  *
- * <p>Committed values: a container thread calls {@link Committer#commit()} after each of its
- * commits (state flushed, finished bundles' outputs handed downstream); every (task, step) whose
- * cells changed since the previous commit gets a fresh copy of its cells, published through a
- * volatile field. The hot path is unchanged: a commit costs one scan of the cells' dirty flags per
- * (task, step), plus a copy of the changed ones, once per commit, never per element. After the
- * job finished normally the container commits once more after closing its tasks, so committed
- * equals attempted. A metric updated but not committed yet reads as committed zero (an empty
+ * <p>Committed values are those of finished bundles whose outputs and state the container has
+ * committed: when a task finishes a bundle (none of its operators has an open bundle then), each
+ * of its (task, step) containers whose cells changed is copied ({@link Task#bundleFinished()});
+ * the container's next commit (state flushed, finished bundles' outputs handed downstream)
+ * publishes the copies through a volatile field ({@link Committer#commit()}). Updates made by a
+ * bundle still open are therefore never committed early. The hot path is unchanged: a finished
+ * bundle costs one scan of its steps' dirty flags plus a copy of the changed containers, never
+ * anything per element. After the job finished normally the container commits once more after
+ * closing its tasks ({@link Committer#commitAll()}), so committed equals attempted. A metric updated but not committed yet reads as committed zero (an empty
  * distribution, gauge, string set or bounded trie). Counters, distributions, gauges, string sets
  * and bounded tries are reported; histograms are not (as in runners-core's own results).
  *
- * <p>Threading: {@link Committer#containerFor} and {@link #register} are called while tasks are
- * being opened (any thread, guarded by this object's lock); a {@link Committer} belongs to one
- * container thread; {@link #results()} may be called from any thread at any time, also while the
+ * <p>Threading: {@link Task#containerFor} and {@link #register} are called while tasks are
+ * being opened (the list of all containers is guarded by this object's lock); a {@link Committer}
+ * and its {@link Task}s belong to one container thread; {@link #results()} may be called from any thread at any time, also while the
  * job runs (cells are thread-safe, values cumulative, snapshots immutable once published).
  */
 public final class StepMetrics {
@@ -50,6 +52,8 @@ public final class StepMetrics {
   private static final class Entry {
     final String stepName;
     final MetricsContainerImpl attempted;
+    /** Taken when the task's bundle finished, published at the next commit; owning thread only. */
+    MetricsContainerImpl staged;
     /** Written by the owning container thread only; null until the first commit. */
     volatile MetricsContainerImpl committed;
 
@@ -59,30 +63,38 @@ public final class StepMetrics {
       this.committed = committed;
     }
 
-    /** Snapshots the attempted cells if any changed since the last commit. Owning thread only. */
-    void commit() {
+    /** Copies the attempted cells if any changed since the last copy. Owning thread only. */
+    void stage() {
       MetricUpdates changed = attempted.getUpdates(); // marks the dirty cells as committing
-      if (changed.isEmpty() && committed != null) {
+      if (changed.isEmpty() && (staged != null || committed != null)) {
         return;
       }
       MetricsContainerImpl snapshot = new MetricsContainerImpl(stepName);
       snapshot.update(attempted);
       attempted.commitUpdates(); // cells modified since getUpdates() stay dirty
-      committed = snapshot;
+      staged = snapshot;
+    }
+
+    /** Makes the staged copy, if any, the committed values. Owning thread only. */
+    void publish() {
+      if (staged != null) {
+        committed = staged;
+        staged = null;
+      }
     }
   }
 
-  /**
-   * The metrics of the tasks of one container: creates their step containers and commits them.
-   * Confined to that container's thread (except {@link #containerFor}, also safe elsewhere).
-   */
-  public final class Committer {
+  /** The step containers of one task, staged together when the task's bundle finished. */
+  public final class Task {
+    private final Committer committer;
     private final List<Entry> own = new ArrayList<>();
 
-    private Committer() {}
+    private Task(Committer committer) {
+      this.committer = committer;
+    }
 
     /**
-     * Creates the attempted-values container of one task's instance of {@code stepName}.
+     * Creates the attempted-values container of this task's instance of {@code stepName}.
      *
      * @param stepName the PTransform's full name
      */
@@ -92,16 +104,54 @@ public final class StepMetrics {
         entries.add(entry);
       }
       own.add(entry);
+      committer.all.add(entry);
       return entry.attempted;
     }
 
     /**
-     * Publishes the current values of this container's steps as their committed values. Call
+     * The task finished its bundle (no operator of it has an open bundle): copies the values of
+     * its steps that changed, to be published as committed by the container's next
+     * {@link Committer#commit()}. Costs one scan of each step's dirty flags.
+     */
+    public void bundleFinished() {
+      for (int i = 0; i < own.size(); i++) { // indexed: no iterator per bundle
+        own.get(i).stage();
+      }
+    }
+  }
+
+  /**
+   * The metrics of the tasks of one container: creates their step containers and commits them.
+   * Confined to that container's thread.
+   */
+  public final class Committer {
+    private final List<Entry> all = new ArrayList<>();
+
+    private Committer() {}
+
+    /** A group of step containers for one task of this container. */
+    public Task newTask() {
+      return new Task(this);
+    }
+
+    /**
+     * Publishes the values staged when the tasks' bundles finished as committed values. Call
      * after the container committed (state durable, finished bundles' outputs handed downstream).
      */
     public void commit() {
-      for (int i = 0; i < own.size(); i++) { // indexed: no iterator per commit
-        own.get(i).commit();
+      for (int i = 0; i < all.size(); i++) {
+        all.get(i).publish();
+      }
+    }
+
+    /**
+     * Stages and publishes the current values of every step: the last commit of a container
+     * whose tasks all ended normally and are closed (teardown's metrics included).
+     */
+    public void commitAll() {
+      for (int i = 0; i < all.size(); i++) {
+        all.get(i).stage();
+        all.get(i).publish();
       }
     }
   }

@@ -33,17 +33,21 @@ class StepMetricsTest {
   void committedValuesAreTheValuesAsOfTheLastCommit() {
     StepMetrics metrics = new StepMetrics();
     StepMetrics.Committer committer = metrics.newCommitter();
-    MetricsContainerImpl step = committer.containerFor("Step");
+    StepMetrics.Task task = committer.newTask();
+    MetricsContainerImpl step = task.containerFor("Step");
 
     step.getCounter(COUNT).inc(3);
     assertThat(counter(metrics, "Step").getAttempted()).isEqualTo(3L);
     assertThat(counter(metrics, "Step").getCommitted()).isZero();
 
+    task.bundleFinished();
+    step.getCounter(COUNT).inc(2); // the next bundle, still open at the commit
     committer.commit();
-    step.getCounter(COUNT).inc(2);
     assertThat(counter(metrics, "Step").getAttempted()).isEqualTo(5L);
     assertThat(counter(metrics, "Step").getCommitted()).isEqualTo(3L);
 
+    task.bundleFinished();
+    assertThat(counter(metrics, "Step").getCommitted()).isEqualTo(3L); // finished, not committed yet
     committer.commit();
     assertThat(counter(metrics, "Step").getCommitted()).isEqualTo(5L);
   }
@@ -53,15 +57,15 @@ class StepMetricsTest {
     StepMetrics metrics = new StepMetrics();
     StepMetrics.Committer first = metrics.newCommitter();
     StepMetrics.Committer second = metrics.newCommitter();
-    MetricsContainerImpl a = first.containerFor("Step");
-    MetricsContainerImpl b = second.containerFor("Step");
+    MetricsContainerImpl a = first.newTask().containerFor("Step");
+    MetricsContainerImpl b = second.newTask().containerFor("Step");
     a.getCounter(COUNT).inc(1);
     a.getDistribution(SIZES).update(10);
     a.getGauge(LEVEL).set(7);
     b.getCounter(COUNT).inc(4);
     b.getDistribution(SIZES).update(2);
-    first.commit();
-    second.commit();
+    first.commitAll();
+    second.commitAll();
     b.getDistribution(SIZES).update(100); // not committed
 
     MetricQueryResults results = query(metrics);
@@ -78,9 +82,12 @@ class StepMetricsTest {
   void aCommitWithoutChangesKeepsTheCommittedValues() {
     StepMetrics metrics = new StepMetrics();
     StepMetrics.Committer committer = metrics.newCommitter();
-    MetricsContainerImpl step = committer.containerFor("Step");
+    StepMetrics.Task task = committer.newTask();
+    MetricsContainerImpl step = task.containerFor("Step");
     step.getCounter(COUNT).inc(2);
+    task.bundleFinished();
     committer.commit();
+    task.bundleFinished();
     committer.commit();
     assertThat(counter(metrics, "Step").getCommitted()).isEqualTo(2L);
   }
