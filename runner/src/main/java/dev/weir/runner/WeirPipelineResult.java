@@ -91,7 +91,11 @@ public final class WeirPipelineResult implements PipelineResult {
     return waitUntilFinish(Duration.ZERO);
   }
 
-  /** Attempted metrics, one result per (step, metric); readable while the job runs. */
+  /**
+   * Metrics, one result per (step, metric), readable while the job runs: attempted values (every
+   * update so far) and committed values (as of each container's last commit; equal to the attempted
+   * ones once the job finished normally). A metric not committed yet reads as committed zero.
+   */
   @Override
   public MetricResults metrics() {
     return executor.metrics();

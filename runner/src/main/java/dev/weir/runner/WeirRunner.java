@@ -11,6 +11,12 @@ import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsValidator;
 import org.apache.beam.sdk.runners.PTransformOverride;
 import org.apache.beam.runners.core.SplittableParDoViaKeyedWorkItems;
+import org.apache.beam.sdk.runners.TransformHierarchy;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
+import org.apache.beam.sdk.util.construction.PTransformTranslation;
+import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.util.construction.DeduplicatedFlattenFactory;
 import org.apache.beam.sdk.util.construction.PTransformMatchers;
 import org.apache.beam.sdk.util.construction.SplittableParDo;
@@ -70,8 +76,34 @@ public final class WeirRunner extends PipelineRunner<WeirPipelineResult> {
    */
   public static JobPlan translate(Pipeline pipeline, WeirPipelineOptions options) {
     SplittableParDo.convertReadBasedSplittableDoFnsToPrimitiveReadsIfNecessary(pipeline);
+    rejectBoundedSplittableBundleFinalization(pipeline);
     pipeline.replaceAll(overrides());
     return PipelineTranslator.translate(pipeline, options);
+  }
+
+  /**
+   * Bounded splittable DoFns run through {@link SplittableParDoNaiveBounded}, which processes a
+   * whole restriction within one call and gives the DoFn no {@code BundleFinalizer} (it throws);
+   * fail at translation with the transform's name instead of at run time.
+   */
+  private static void rejectBoundedSplittableBundleFinalization(Pipeline pipeline) {
+    pipeline.traverseTopologically(new Pipeline.PipelineVisitor.Defaults() {
+      @Override
+      public void visitPrimitiveTransform(TransformHierarchy.Node node) {
+        if (node.getTransform() instanceof ParDo.MultiOutput<?, ?> parDo) {
+          DoFnSignature signature = DoFnSignatures.getSignature(parDo.getFn().getClass());
+          if (signature.processElement().isSplittable()
+              && signature.isBoundedPerElement() == PCollection.IsBounded.BOUNDED
+              && signature.processElement().extraParameters().stream()
+                  .anyMatch(p -> p instanceof DoFnSignature.Parameter.BundleFinalizerParameter)) {
+            throw new UnsupportedOperationException("WeirRunner cannot run transform '" + node.getFullName()
+                + "' (URN " + PTransformTranslation.PAR_DO_TRANSFORM_URN + "): a bounded splittable DoFn that takes a "
+                + "BundleFinalizer is not supported (bounded splittable DoFns run through SplittableParDoNaiveBounded, "
+                + "which has no bundle finalizer)");
+          }
+        }
+      }
+    });
   }
 
   @SuppressWarnings({"rawtypes", "unchecked"})

@@ -1,7 +1,6 @@
 package dev.weir.runner;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.NodeSpec;
@@ -83,15 +82,19 @@ class JobPlanTest {
   }
 
   @Test
-  void statefulParDoWithSideInputs_isRejectedAtTranslationNamingTransformAndUrn() {
+  void statefulParDoWithSideInputs_readsItsKeyedInputFromAShuffleAndEachViewFromABroadcast() {
     Pipeline p = Pipelines.create(false);
     var view = p.apply("Side", Create.of(1)).apply(org.apache.beam.sdk.transforms.View.asSingleton());
     p.apply(Create.of(KV.of("k", 1))).apply("Stateful", ParDo.of(new Stateful()).withSideInputs(view));
-    assertThatThrownBy(() -> WeirRunner.translate(p, Pipelines.options(false)))
-        .isInstanceOf(UnsupportedOperationException.class)
-        .hasMessageContaining("'Stateful/ParMultiDo(Stateful)'")
-        .hasMessageContaining("beam:transform:pardo:v1")
-        .hasMessageContaining("stateful ParDo with side inputs");
+    JobPlan plan = WeirRunner.translate(p, Pipelines.options(false));
+
+    StagePlan keyed = plan.stages().get(plan.stages().size() - 1);
+    assertThat(kinds(keyed)).containsExactly("StatefulParDo");
+    assertThat(keyed.inputs()).hasSize(2);
+    assertThat(keyed.inputs()).filteredOn(in -> !in.isSideInput())
+        .singleElement().satisfies(in -> assertThat(in.stream().kind()).isEqualTo(StreamPlan.Kind.SHUFFLE));
+    assertThat(keyed.inputs()).filteredOn(StagePlan.Input::isSideInput)
+        .singleElement().satisfies(in -> assertThat(in.stream().kind()).isEqualTo(StreamPlan.Kind.BROADCAST));
   }
 
   private static List<String> kinds(StagePlan stage) {

@@ -35,11 +35,14 @@ import org.slf4j.LoggerFactory;
  * The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
  * another container's failure), or when a task fails; tasks are closed on this thread either way.
  *
- * <p>State: the container owns one {@link ContainerState} (storage + object cache) shared by its
- * tasks, opened at the start of {@link #run()}, committed at the end of every iteration in which
- * a task finished a bundle that wrote state or took a source checkpoint mark, and closed
- * (uncommitted writes dropped) when the loop ends for any reason. After each commit every task
- * hears of it ({@link StageTask#committed()}), which finalizes the checkpoint marks it held.
+ * <p>State and commits: the container owns one {@link ContainerState} (storage + object cache)
+ * shared by its tasks, opened at the start of {@link #run()} and closed (uncommitted writes
+ * dropped) when the loop ends for any reason. At the end of every iteration in which a task
+ * finished a bundle, its {@link ContainerCommit} commits: the state if a bundle wrote any or took
+ * a source checkpoint mark (after which every task hears of it, {@link StageTask#committed()},
+ * which finalizes the marks it held), then the tasks' metrics as committed values, then bundle
+ * finalization callbacks. When every task ended normally, the metrics are committed once more
+ * after the tasks closed.
  *
  * <p>Profiling: the container owns one {@link TransformSpans}; its tasks tag every call into an
  * operator (and every fused edge, and source reads) with the transform's full name, so an
@@ -132,21 +135,25 @@ final class Container implements Runnable {
     TransformSpans spans = new TransformSpans();
     Throwable failure = null;
     ContainerState state = null;
+    ContainerCommit commit = null;
+    boolean ended = false;
     try {
       state = executor.openState(id);
+      commit = new ContainerCommit(state, executor.stepMetrics().newCommitter(), tasks);
       for (StageTask task : tasks) {
-        task.open(metrics, state, spans);
+        task.open(metrics, commit, spans);
       }
       while (running && !allDone()) {
         int work = drainOutboxes();
         work += continueTimers();
         work += processEnvelopes();
         work += tick();
-        commit(state);
+        commit.commitIfNeeded();
         idle.idle(work);
       }
       if (running) {
-        commit(state);
+        commit.commitIfNeeded();
+        ended = true;
       }
     } catch (Throwable t) {
       failure = t;
@@ -157,6 +164,9 @@ final class Container implements Runnable {
         } catch (Throwable t) {
           LOG.warn("Closing task {} failed", task, t);
         }
+      }
+      if (ended && commit != null) {
+        commit.commitFinal(); // teardown's metrics too: a finished job's committed values are its attempted ones
       }
       if (state != null) {
         try {
@@ -171,15 +181,6 @@ final class Container implements Runnable {
       }
     }
     executor.containerExited(this, failure);
-  }
-
-  /** Commits if a task asked for it, then tells every task its earlier output is committed. */
-  private void commit(ContainerState state) {
-    if (state.commitIfRequested()) {
-      for (StageTask task : tasks) {
-        task.committed();
-      }
-    }
   }
 
   private boolean allDone() {

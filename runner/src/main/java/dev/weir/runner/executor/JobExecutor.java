@@ -88,7 +88,7 @@ public final class JobExecutor {
     }
     // The job as a samza-api TaskApplication; the tasks come from the factory it declares.
     WeirTaskApplication application = new WeirTaskApplication(plan, new WeirTaskFactory(plan, streams, options,
-        options.getMaxBundleSize(), options.getMaxBundleTimeMs(), metrics, options.getMetricsEnabled(), clock,
+        options.getMaxBundleSize(), options.getMaxBundleTimeMs(), options.getMetricsEnabled(), clock,
         quiescence));
     InProcessApplicationDescriptor description = new InProcessApplicationDescriptor(Map.of());
     application.describe(description);
@@ -124,9 +124,17 @@ public final class JobExecutor {
     return completion;
   }
 
-  /** Beam metrics of the job so far; one result per (step, metric). Any thread, also while running. */
+  /**
+   * Beam metrics of the job so far; one result per (step, metric), attempted and committed values
+   * (see {@link StepMetrics}). Any thread, also while running.
+   */
   public MetricResults metrics() {
     return metrics.results();
+  }
+
+  /** The job's metrics registry, for the containers. */
+  StepMetrics stepMetrics() {
+    return metrics;
   }
 
   /**

@@ -147,12 +147,14 @@ public final class StageTask
   private final SourcePartition[] checkpointedSources;
   /** Whether some split holds checkpoint marks waiting for a commit. */
   private boolean marksHeld;
-  private ContainerState state;
-  private final StepMetrics stepMetrics;
   private final boolean metricsEnabled;
   /** Per node: its span tag, the PTransform's full name (a writer's: its stream's name). */
   private final String[] tags;
   private TransformSpans spans;
+  /** The container's commit point; set at {@link #open}. */
+  private ContainerCommit commit;
+  /** The task's step metrics, staged for commit at each finished bundle; set at {@link #open}. */
+  private StepMetrics.Task taskMetrics;
 
   /** Per node: the nodes feeding it inside the stage. */
   private final int[][] predecessors;
@@ -177,7 +179,7 @@ public final class StageTask
   private boolean opened;
 
   StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
-      PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, StepMetrics stepMetrics, boolean metricsEnabled,
+      PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, boolean metricsEnabled,
       JobClock clock, Quiescence quiescence) {
     this.outbox = new TaskOutbox(quiescence);
     this.quiescence = quiescence;
@@ -188,7 +190,6 @@ public final class StageTask
     this.options = options;
     this.maxBundleSize = Math.max(1, maxBundleSize);
     this.maxBundleNanos = Math.max(0, maxBundleTimeMs) * 1_000_000L;
-    this.stepMetrics = stepMetrics;
     this.metricsEnabled = metricsEnabled;
     List<NodeSpec> nodes = stage.nodes();
     this.operators = new Operator[nodes.size()];
@@ -269,17 +270,21 @@ public final class StageTask
   /**
    * Opens operators and source readers on the calling (container) thread.
    *
+   * @param commit the container's commit point: its state, where the task's step metrics are
+   *     created, and what the task tells when it finished a bundle
    * @param spans the container thread's span tracker: every edge of the fused graph and every
    *     call the task makes into an operator runs in the callee transform's span segment
    */
-  void open(MetricsSwitch metrics, ContainerState state, TransformSpans spans) {
+  void open(MetricsSwitch metrics, ContainerCommit commit, TransformSpans spans) {
     this.spans = spans;
-    this.state = state;
+    this.commit = commit;
+    this.taskMetrics = commit.metrics().newTask();
+    ContainerState state = commit.state();
     List<NodeSpec> nodes = stage.nodes();
     MetricsContainer[] containers = new MetricsContainer[nodes.size()];
     for (NodeSpec node : nodes) {
       containers[node.index()] = metricsEnabled && node.writesTo() == null
-          ? stepMetrics.containerFor(node.stepName()) : null;
+          ? taskMetrics.containerFor(node.stepName()) : null;
     }
     opened = true;
     for (NodeSpec node : nodes) {
@@ -296,7 +301,7 @@ public final class StageTask
       String previous = spans.enter(tags[node.index()]);
       try {
         operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-            metrics, containers[node.index()], state, clock));
+            metrics, containers[node.index()], state, clock, commit.finalizers()));
       } finally {
         spans.exit(previous);
       }
@@ -519,7 +524,7 @@ public final class StageTask
   int drainOutbox() {
     int moved = outbox.drain();
     if (marksHeld && !outbox.isBlocked()) {
-      state.requestCommit(); // the held marks' outputs are all downstream now
+      commit.state().requestCommit(); // the held marks' outputs are all downstream now
     }
     return moved;
   }
@@ -705,9 +710,11 @@ public final class StageTask
     for (SourcePartition source : checkpointedSources) { // the bundle's outputs left the operators
       if (source.checkpoint()) {
         marksHeld = true;
-        state.requestCommit();
+        commit.state().requestCommit();
       }
     }
+    taskMetrics.bundleFinished(); // no operator has an open bundle now: these values may be committed
+    commit.bundleFinished();
   }
 
   @Override

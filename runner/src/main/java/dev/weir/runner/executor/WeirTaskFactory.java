@@ -1,6 +1,5 @@
 package dev.weir.runner.executor;
 
-import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StagePlan;
@@ -48,7 +47,6 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
   private final PipelineOptions options;
   private final int maxBundleSize;
   private final long maxBundleTimeMs;
-  private final StepMetrics metrics;
   private final boolean metricsEnabled;
   private final JobClock clock;
   private final Quiescence quiescence;
@@ -59,7 +57,7 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
    * @param quiescence the job's quiescence tracker, or null when it has no test stream
    */
   public WeirTaskFactory(JobPlan plan, Map<Integer, InProcessStream> streams, PipelineOptions options,
-      int maxBundleSize, long maxBundleTimeMs, StepMetrics metrics, boolean metricsEnabled, JobClock clock,
+      int maxBundleSize, long maxBundleTimeMs, boolean metricsEnabled, JobClock clock,
       Quiescence quiescence) {
     for (StagePlan stage : plan.stages()) {
       for (int p = 0; p < stage.partitions(); p++) {
@@ -70,7 +68,6 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
     this.options = options;
     this.maxBundleSize = maxBundleSize;
     this.maxBundleTimeMs = maxBundleTimeMs;
-    this.metrics = metrics;
     this.metricsEnabled = metricsEnabled;
     this.clock = clock;
     this.quiescence = quiescence;
@@ -116,7 +113,7 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
     for (StagePlan.Input input : stage.inputs()) {
       inputs.add(streams.get(input.stream().id()).partition(p));
     }
-    return new StageTask(stage, p, inputs, streams, options, maxBundleSize, maxBundleTimeMs, metrics,
+    return new StageTask(stage, p, inputs, streams, options, maxBundleSize, maxBundleTimeMs,
         metricsEnabled, clock, quiescence);
   }
 

@@ -1,61 +1,231 @@
 package dev.weir.runner.metrics;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.BinaryOperator;
+import java.util.function.Function;
+import org.apache.beam.runners.core.metrics.BoundedTrieData;
+import org.apache.beam.runners.core.metrics.DefaultMetricResults;
+import org.apache.beam.runners.core.metrics.DistributionData;
+import org.apache.beam.runners.core.metrics.GaugeData;
+import org.apache.beam.runners.core.metrics.MetricUpdates;
+import org.apache.beam.runners.core.metrics.MetricUpdates.MetricUpdate;
 import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
-import org.apache.beam.runners.core.metrics.MetricsContainerStepMap;
+import org.apache.beam.runners.core.metrics.StringSetData;
+import org.apache.beam.sdk.metrics.MetricKey;
+import org.apache.beam.sdk.metrics.MetricResult;
 import org.apache.beam.sdk.metrics.MetricResults;
 
 /**
- * The job's Beam metrics: one {@link MetricsContainerImpl} per (task, PTransform), created at
- * task set-up, merged into one result per (step, metric) when read.
+ * The job's Beam metrics: one {@link MetricsContainerImpl} per (task, PTransform) holding the
+ * <em>attempted</em> values, created at task set-up, plus the snapshot of those values taken at
+ * the task's container's last commit (the <em>committed</em> values); both are merged into one
+ * result per (step, metric) when read.
  *
  * <p>Why per task and not per step: tasks of one step run on different container threads;
  * separate containers keep their cells uncontended on the hot path. Reading merges them, which
  * costs O(tasks x metrics) per {@link #results()} call, off the hot path.
  *
- * <p>Threading: {@link #containerFor} is called while tasks are being built (any thread, guarded
- * by this object's lock); {@link #results()} may be called from any thread at any time, also while
- * the job runs (the cells are thread-safe and values are cumulative).
+ * <p>Committed values are those of finished bundles whose outputs and state the container has
+ * committed: when a task finishes a bundle (none of its operators has an open bundle then), each
+ * of its (task, step) containers whose cells changed is copied ({@link Task#bundleFinished()});
+ * the container's next commit (state flushed, finished bundles' outputs handed downstream)
+ * publishes the copies through a volatile field ({@link Committer#commit()}). Updates made by a
+ * bundle still open are therefore never committed early. The hot path is unchanged: a finished
+ * bundle costs one scan of its steps' dirty flags plus a copy of the changed containers, never
+ * anything per element. After the job finished normally the container commits once more after
+ * closing its tasks ({@link Committer#commitAll()}), so committed equals attempted. A metric updated but not committed yet reads as committed zero (an empty
+ * distribution, gauge, string set or bounded trie). Counters, distributions, gauges, string sets
+ * and bounded tries are reported; histograms are not (as in runners-core's own results).
+ *
+ * <p>Threading: {@link Task#containerFor} and {@link #register} are called while tasks are
+ * being opened (the list of all containers is guarded by this object's lock); a {@link Committer}
+ * and its {@link Task}s belong to one container thread; {@link #results()} may be called from any thread at any time, also while the
+ * job runs (cells are thread-safe, values cumulative, snapshots immutable once published).
  */
 public final class StepMetrics {
-  private final List<Scoped> containers = new ArrayList<>();
+  private final List<Entry> entries = new ArrayList<>();
 
-  private record Scoped(String stepName, MetricsContainerImpl container) {}
+  /** One task's instance of one step: attempted cells and the last committed snapshot. */
+  private static final class Entry {
+    final String stepName;
+    final MetricsContainerImpl attempted;
+    /** Taken when the task's bundle finished, published at the next commit; owning thread only. */
+    MetricsContainerImpl staged;
+    /** Written by the owning container thread only; null until the first commit. */
+    volatile MetricsContainerImpl committed;
 
-  /**
-   * Creates the container for one task's instance of {@code stepName}.
-   *
-   * @param stepName the PTransform's full name
-   */
-  public synchronized MetricsContainerImpl containerFor(String stepName) {
-    MetricsContainerImpl container = new MetricsContainerImpl(stepName);
-    containers.add(new Scoped(stepName, container));
-    return container;
+    Entry(String stepName, MetricsContainerImpl attempted, MetricsContainerImpl committed) {
+      this.stepName = stepName;
+      this.attempted = attempted;
+      this.committed = committed;
+    }
+
+    /** Copies the attempted cells if any changed since the last copy. Owning thread only. */
+    void stage() {
+      MetricUpdates changed = attempted.getUpdates(); // marks the dirty cells as committing
+      if (changed.isEmpty() && (staged != null || committed != null)) {
+        return;
+      }
+      MetricsContainerImpl snapshot = new MetricsContainerImpl(stepName);
+      snapshot.update(attempted);
+      attempted.commitUpdates(); // cells modified since getUpdates() stay dirty
+      staged = snapshot;
+    }
+
+    /** Makes the staged copy, if any, the committed values. Owning thread only. */
+    void publish() {
+      if (staged != null) {
+        committed = staged;
+        staged = null;
+      }
+    }
+  }
+
+  /** The step containers of one task, staged together when the task's bundle finished. */
+  public final class Task {
+    private final Committer committer;
+    private final List<Entry> own = new ArrayList<>();
+
+    private Task(Committer committer) {
+      this.committer = committer;
+    }
+
+    /**
+     * Creates the attempted-values container of this task's instance of {@code stepName}.
+     *
+     * @param stepName the PTransform's full name
+     */
+    public MetricsContainerImpl containerFor(String stepName) {
+      Entry entry = new Entry(stepName, new MetricsContainerImpl(stepName), null);
+      synchronized (StepMetrics.this) {
+        entries.add(entry);
+      }
+      own.add(entry);
+      committer.all.add(entry);
+      return entry.attempted;
+    }
+
+    /**
+     * The task finished its bundle (no operator of it has an open bundle): copies the values of
+     * its steps that changed, to be published as committed by the container's next
+     * {@link Committer#commit()}. Costs one scan of each step's dirty flags.
+     */
+    public void bundleFinished() {
+      for (int i = 0; i < own.size(); i++) { // indexed: no iterator per bundle
+        own.get(i).stage();
+      }
+    }
   }
 
   /**
-   * Adds a container filled outside any task (e.g. by a source's {@code split} at translation).
+   * The metrics of the tasks of one container: creates their step containers and commits them.
+   * Confined to that container's thread.
+   */
+  public final class Committer {
+    private final List<Entry> all = new ArrayList<>();
+
+    private Committer() {}
+
+    /** A group of step containers for one task of this container. */
+    public Task newTask() {
+      return new Task(this);
+    }
+
+    /**
+     * Publishes the values staged when the tasks' bundles finished as committed values. Call
+     * after the container committed (state durable, finished bundles' outputs handed downstream).
+     */
+    public void commit() {
+      for (int i = 0; i < all.size(); i++) {
+        all.get(i).publish();
+      }
+    }
+
+    /**
+     * Stages and publishes the current values of every step: the last commit of a container
+     * whose tasks all ended normally and are closed (teardown's metrics included).
+     */
+    public void commitAll() {
+      for (int i = 0; i < all.size(); i++) {
+        all.get(i).stage();
+        all.get(i).publish();
+      }
+    }
+  }
+
+  /** A committer for the tasks of one container thread. */
+  public Committer newCommitter() {
+    return new Committer();
+  }
+
+  /**
+   * Adds a container filled outside any task (e.g. by a source's {@code split} at translation);
+   * its values are final, so they count as committed.
    *
    * @param stepName the PTransform's full name
    */
   public synchronized void register(String stepName, MetricsContainerImpl container) {
-    containers.add(new Scoped(stepName, container));
+    entries.add(new Entry(stepName, container, container));
   }
 
   /**
-   * Attempted values, one result per (step, metric), merged over all tasks. Committed values are
-   * not supported (asking for them throws {@link UnsupportedOperationException}).
+   * Attempted and committed values, one result per (step, metric), each merged over all tasks
+   * (counters summed, distributions combined, the latest gauge, string sets and tries united).
    */
   public MetricResults results() {
-    MetricsContainerStepMap merged = new MetricsContainerStepMap();
-    List<Scoped> snapshot;
+    List<Entry> snapshot;
     synchronized (this) {
-      snapshot = new ArrayList<>(containers);
+      snapshot = new ArrayList<>(entries);
     }
-    for (Scoped scoped : snapshot) {
-      merged.update(scoped.stepName(), scoped.container());
+    // Committed first: cells are only ever added, so every committed key is also attempted.
+    List<MetricUpdates> committed = new ArrayList<>(snapshot.size());
+    for (Entry entry : snapshot) {
+      MetricsContainerImpl c = entry.committed;
+      if (c != null) {
+        committed.add(c.getCumulative());
+      }
     }
-    return MetricsContainerStepMap.asAttemptedOnlyMetricResults(merged);
+    List<MetricUpdates> attempted = new ArrayList<>(snapshot.size());
+    for (Entry entry : snapshot) {
+      attempted.add(entry.attempted.getCumulative());
+    }
+    return new DefaultMetricResults(
+        merge(attempted, committed, MetricUpdates::counterUpdates, Long::sum, 0L, Function.identity()),
+        merge(attempted, committed, MetricUpdates::distributionUpdates, DistributionData::combine,
+            DistributionData.EMPTY, DistributionData::extractResult),
+        merge(attempted, committed, MetricUpdates::gaugeUpdates, GaugeData::combine, GaugeData.empty(),
+            GaugeData::extractResult),
+        merge(attempted, committed, MetricUpdates::stringSetUpdates, StringSetData::combine, StringSetData.empty(),
+            StringSetData::extractResult),
+        merge(attempted, committed, MetricUpdates::boundedTrieUpdates, BoundedTrieData::combine,
+            new BoundedTrieData(), BoundedTrieData::extractResult),
+        List.of());
+  }
+
+  private static <T, R> List<MetricResult<R>> merge(List<MetricUpdates> attempted, List<MetricUpdates> committed,
+      Function<MetricUpdates, Iterable<MetricUpdate<T>>> kind, BinaryOperator<T> combine, T zero,
+      Function<T, R> extract) {
+    Map<MetricKey, T> attemptedByKey = sum(attempted, kind, combine);
+    Map<MetricKey, T> committedByKey = sum(committed, kind, combine);
+    List<MetricResult<R>> results = new ArrayList<>(attemptedByKey.size());
+    for (Map.Entry<MetricKey, T> e : attemptedByKey.entrySet()) {
+      T c = committedByKey.getOrDefault(e.getKey(), zero);
+      results.add(MetricResult.create(e.getKey(), extract.apply(c), extract.apply(e.getValue())));
+    }
+    return results;
+  }
+
+  private static <T> Map<MetricKey, T> sum(List<MetricUpdates> all,
+      Function<MetricUpdates, Iterable<MetricUpdate<T>>> kind, BinaryOperator<T> combine) {
+    Map<MetricKey, T> byKey = new HashMap<>();
+    for (MetricUpdates updates : all) {
+      for (MetricUpdate<T> update : kind.apply(updates)) {
+        byKey.merge(update.getKey(), update.getUpdate(), combine);
+      }
+    }
+    return byKey;
   }
 }

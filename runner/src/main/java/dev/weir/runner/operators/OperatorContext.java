@@ -10,7 +10,7 @@ import org.apache.beam.sdk.values.TupleTag;
 
 /**
  * What an operator instance gets from its task when it opens: the options, where each of its
- * outputs goes, and the metrics container of its PTransform.
+ * outputs goes, the metrics container of its PTransform, and bundle finalization.
  *
  * @param options the pipeline's options (the deserialized copy owned by the executor)
  * @param stepName the PTransform's full name
@@ -20,6 +20,7 @@ import org.apache.beam.sdk.values.TupleTag;
  * @param stepMetrics this step's container for this task, or null if metrics are disabled
  * @param state the container's state (storage + object cache), shared by the container's tasks
  * @param clock the job's processing-time clock (the system clock, or a test stream's manual one)
+ * @param finalizers the container's bundle finalization (see {@link #newFinalizer()})
  */
 public record OperatorContext(
     PipelineOptions options,
@@ -29,7 +30,23 @@ public record OperatorContext(
     MetricsSwitch metrics,
     MetricsContainer stepMetrics,
     ContainerState state,
-    JobClock clock) {
+    JobClock clock,
+    BundleFinalizers finalizers) {
+
+  /** A context with bundle finalization of its own, whose callbacks nobody runs (for tests). */
+  public OperatorContext(PipelineOptions options, String stepName, int partition, Map<TupleTag<?>, Receiver> outputs,
+      MetricsSwitch metrics, MetricsContainer stepMetrics, ContainerState state, JobClock clock) {
+    this(options, stepName, partition, outputs, metrics, stepMetrics, state, clock, new BundleFinalizers());
+  }
+
+  /**
+   * A new bundle finalizer for this operator instance: hand it to runners-core through the
+   * DoFn's {@code StepContext.bundleFinalizer()} and call {@link BundleFinalizers.Finalizer#bundleFinished()}
+   * at the end of every bundle; its callbacks then run after the container's next commit.
+   */
+  public BundleFinalizers.Finalizer newFinalizer() {
+    return finalizers.finalizer(stepName, metrics, stepMetrics);
+  }
 
   /** The receiver of {@code tag}, or {@link Receiver#DISCARD} if nothing consumes it. */
   public Receiver output(TupleTag<?> tag) {

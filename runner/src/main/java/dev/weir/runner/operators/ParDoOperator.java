@@ -43,6 +43,9 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * by tag directly to the consumers of that output: the main output by an identity comparison,
  * additional outputs by one hash lookup; no union stream is filtered per output.
  *
+ * <p>Bundle finalization: the DoFn's {@code BundleFinalizer} callbacks of a bundle run after the
+ * container's commit that follows {@link #finishBundle} (see {@link BundleFinalizers}).
+ *
  * <p>Metrics: the step's container is swapped in (a field write on the thread's
  * {@link dev.weir.runner.metrics.MetricsSwitch}) around every call into user code.
  *
@@ -72,6 +75,7 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
   private Receiver mainOutput;
   private Map<TupleTag<?>, Receiver> additionalOutputs;
   private MetricsContainer stepMetrics;
+  private BundleFinalizers.Finalizer finalizer;
   private boolean inBundle;
 
   /** Describes the ParDo; nothing is instantiated until {@link #open}. */
@@ -117,9 +121,10 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
       sideInputs = new SideInputs(sideInputViews);
       reader = sideInputs;
     }
+    finalizer = context.newFinalizer();
     runner = DoFnRunners.simpleRunner(
         context.options(), fn, reader, new Router(), mainTag, additionalTags,
-        StatelessStepContext.INSTANCE, inputCoder, outputCoders, windowingStrategy,
+        new StatelessStepContext(finalizer), inputCoder, outputCoders, windowingStrategy,
         schemaInformation, sideInputMapping);
     if (sideInputs != null) {
       pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, sideInputs.views(), sideInputs);
@@ -213,6 +218,7 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
     } finally {
       context.metrics().swap(previous);
     }
+    finalizer.bundleFinished();
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.weir.runner.operators;
 
+import dev.weir.runner.sideinput.SideInputs;
 import dev.weir.runner.state.ByteKey;
 import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.ContainerState;
@@ -7,12 +8,16 @@ import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.state.WatermarkHolds;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.DoFnRunner;
 import org.apache.beam.runners.core.DoFnRunners;
 import org.apache.beam.runners.core.NullSideInputReader;
+import org.apache.beam.runners.core.PushbackSideInputDoFnRunner;
+import org.apache.beam.runners.core.SideInputReader;
+import org.apache.beam.runners.core.SimplePushbackSideInputDoFnRunner;
 import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateNamespaces;
@@ -71,13 +76,26 @@ import org.joda.time.Instant;
  * buffers each key's elements in store-sorted state and hands them to the DoFn in timestamp order
  * as the input watermark passes them.
  *
- * <p>Watermark: {@link #watermarkHold()} is the minimum of the state's watermark holds and the
- * timers' output holds. State is committed (dirty cache entries written in one batch) after every
- * bundle that ran.
+ * <p>Bundle finalization: the DoFn's {@code BundleFinalizer} callbacks of a bundle run after the
+ * container's commit of that bundle's state (see {@link BundleFinalizers}).
+ *
+ * <p>Side inputs (if the ParDo has any; the task feeds them in through {@link SideInputConsumer}):
+ * as in {@link ParDoOperator}, runners-core's {@link SimplePushbackSideInputDoFnRunner} processes
+ * the windows whose side inputs are ready and pushes the others back (kept on the heap with their
+ * encoded key, in arrival order), retried whenever a side-input watermark advances. A pushed-back
+ * element holds both watermarks at its timestamp: the output watermark ({@link #watermarkHold()}),
+ * and the input watermark the timers and runners-core see, so that no event-time timer (a user
+ * timer, or the window's state cleanup) fires at or after a pushed-back element's timestamp
+ * before that element has been processed, and the element is not dropped as late when it is.
+ * When a retry releases the earliest pushed-back elements, the timers they held fire at once.
+ *
+ * <p>Watermark: {@link #watermarkHold()} is the minimum of the state's watermark holds, the
+ * timers' output holds and the earliest pushed-back element's timestamp. State is committed
+ * (dirty cache entries written in one batch) after every bundle that ran.
  *
  * <p>Threading: confined to the task's container thread.
  */
-public final class StatefulParDoOperator<K, V, OutT> implements Operator {
+public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideInputConsumer {
 
   private final DoFn<KV<K, V>, OutT> prototype;
   private final TupleTag<OutT> mainTag;
@@ -87,6 +105,18 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
   private final WindowingStrategy<?, ?> windowingStrategy;
   private final DoFnSchemaInformation schemaInformation;
   private final Map<String, PCollectionView<?>> sideInputMapping;
+  private final List<PCollectionView<?>> sideInputViews;
+
+  /** A main-input element waiting for its side inputs, with its encoded key. */
+  private record PushedBack(byte[] keyBytes, WindowedValue<?> element) {}
+
+  /** Null without side inputs. */
+  private SideInputs sideInputs;
+  private PushbackSideInputDoFnRunner<KV<K, V>, OutT> pushbackRunner;
+  private List<PushedBack> pushedBack = new ArrayList<>();
+  private long pushedBackMinMs = Long.MAX_VALUE;
+  /** The input watermark the task delivered last (timers see it lowered by pushed-back elements). */
+  private Instant inputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
 
   private final KeyContexts<K> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
   private final KeyedTimers timers = new KeyedTimers(true);
@@ -96,6 +126,7 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
   private KeyContext<K> current;
   private OperatorContext context;
   private MetricsContainer stepMetrics;
+  private BundleFinalizers.Finalizer finalizer;
   private DoFnInvoker<KV<K, V>, OutT> invoker;
   private DoFnRunner<KV<K, V>, OutT> runner;
   private Receiver mainOutput;
@@ -113,6 +144,26 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
       WindowingStrategy<?, ?> windowingStrategy,
       DoFnSchemaInformation schemaInformation,
       Map<String, PCollectionView<?>> sideInputMapping) {
+    this(prototype, mainTag, additionalTags, inputCoder, outputCoders, windowingStrategy, schemaInformation,
+        sideInputMapping, List.of());
+  }
+
+  /**
+   * Describes the ParDo with side inputs; nothing is instantiated until {@link #open}.
+   *
+   * @param sideInputViews the ParDo's side inputs, in the order of their broadcast streams
+   */
+  public StatefulParDoOperator(
+      DoFn<KV<K, V>, OutT> prototype,
+      TupleTag<OutT> mainTag,
+      List<TupleTag<?>> additionalTags,
+      KvCoder<K, V> inputCoder,
+      Map<TupleTag<?>, Coder<?>> outputCoders,
+      WindowingStrategy<?, ?> windowingStrategy,
+      DoFnSchemaInformation schemaInformation,
+      Map<String, PCollectionView<?>> sideInputMapping,
+      List<PCollectionView<?>> sideInputViews) {
+    this.sideInputViews = sideInputViews;
     this.prototype = prototype;
     this.mainTag = mainTag;
     this.additionalTags = additionalTags;
@@ -146,6 +197,8 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
       context.metrics().swap(previous);
     }
     StateInternals currentState = new CurrentKeyState();
+    BundleFinalizers.Finalizer bundleFinalizer = context.newFinalizer();
+    this.finalizer = bundleFinalizer;
     StepContext stepContext = new StepContext() {
       @Override
       public StateInternals stateInternals() {
@@ -156,9 +209,19 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
       public TimerInternals timerInternals() {
         return timers;
       }
+
+      @Override
+      public DoFn.BundleFinalizer bundleFinalizer() {
+        return bundleFinalizer;
+      }
     };
+    SideInputReader reader = NullSideInputReader.empty();
+    if (!sideInputViews.isEmpty()) {
+      sideInputs = new SideInputs(sideInputViews);
+      reader = sideInputs;
+    }
     DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(
-        context.options(), fn, NullSideInputReader.empty(), new Router(), mainTag, additionalTags,
+        context.options(), fn, reader, new Router(), mainTag, additionalTags,
         stepContext, inputCoder, outputCoders, windowingStrategy, schemaInformation, sideInputMapping);
     if (DoFnSignatures.getSignature(fn.getClass()).processElement().requiresTimeSortedInput()) {
       simple = new TimeSortedInputRunner<>(simple, inputCoder, stepContext, windowingStrategy);
@@ -170,6 +233,9 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     runner = new StatefulDoFnRunner<>(simple, inputCoder, stepContext, windowingStrategy,
         new StatefulDoFnRunner.TimeInternalsCleanupTimer<>(timers, windowingStrategy),
         new StatefulDoFnRunner.StateInternalsStateCleaner<>(fn, currentState, windowCoder), false);
+    if (sideInputs != null) {
+      pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, sideInputs.views(), sideInputs);
+    }
   }
 
   @Override
@@ -196,25 +262,84 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     setCurrent(key);
     try {
       startBundleIfNeeded();
-      runner.processElement(kv);
+      if (pushbackRunner == null) {
+        runner.processElement(kv);
+      } else {
+        pushBack(keyBytes, pushbackRunner.processElementInReadyWindows(kv));
+      }
     } finally {
       context.metrics().swap(previous);
     }
   }
 
+  private void pushBack(byte[] keyBytes, Iterable<WindowedValue<KV<K, V>>> notReady) {
+    for (WindowedValue<KV<K, V>> element : notReady) {
+      pushedBack.add(new PushedBack(keyBytes, element));
+      pushedBackMinMs = Math.min(pushedBackMinMs, element.getTimestamp().getMillis());
+    }
+  }
+
+  @Override
+  public void acceptSideInput(int index, WindowedValue<?> element) {
+    sideInputs.add(index, element);
+  }
+
+  /**
+   * A side input's watermark advanced: retries the pushed-back elements (in a new bundle, since
+   * the pushback runner remembers not-ready windows until its next start), then fires the
+   * event-time timers the released elements were holding back.
+   */
+  @Override
+  @SuppressWarnings("unchecked")
+  public void advanceSideInputWatermark(int index, long watermarkMs) {
+    if (!sideInputs.advanceWatermark(index, watermarkMs) || pushedBack.isEmpty()) {
+      return;
+    }
+    List<PushedBack> retry = pushedBack;
+    pushedBack = new ArrayList<>();
+    pushedBackMinMs = Long.MAX_VALUE;
+    finishBundle();
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      startBundleIfNeeded();
+      for (PushedBack p : retry) {
+        setCurrent((KeyContext<K>) keyOf(p.keyBytes()));
+        pushBack(p.keyBytes(), pushbackRunner.processElementInReadyWindows((WindowedValue<KV<K, V>>) p.element()));
+      }
+    } finally {
+      context.metrics().swap(previous);
+    }
+    fireEventTimers();
+  }
+
+  /** Number of main-input elements waiting for side inputs (for tests). */
+  public int pushedBackCount() {
+    return pushedBack.size();
+  }
+
   @Override
   public void onWatermark(Instant inputWatermark) {
-    timers.setInputWatermark(inputWatermark); // output watermark moves after the firings
+    this.inputWatermark = inputWatermark;
+    fireEventTimers();
+  }
+
+  /**
+   * Fires the event-time timers ready at the input watermark lowered to the earliest pushed-back
+   * element's timestamp, then lets the watermarks runners-core sees advance to it.
+   */
+  private void fireEventTimers() {
+    Instant watermark = pushedBackMinMs < inputWatermark.getMillis() ? new Instant(pushedBackMinMs) : inputWatermark;
+    timers.setInputWatermark(watermark); // output watermark moves after the firings
     KeyedTimers.Entry ready;
     while ((ready = timers.pollReadyEventTimer()) != null) {
       fire(ready);
     }
-    if (!ended && !inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+    if (!ended && !watermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       ended = true;
       fireProcessingTimersAtEnd();
       keys.clear();
     }
-    timers.advanceInputWatermark(inputWatermark, watermarkHold());
+    timers.advanceInputWatermark(watermark, watermarkHold());
   }
 
   /** End of input: each processing-time timer pending now fires once; timers they set are dropped. */
@@ -292,7 +417,11 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
   private void startBundleIfNeeded() {
     if (!inBundle) {
       inBundle = true;
-      runner.startBundle();
+      if (pushbackRunner != null) {
+        pushbackRunner.startBundle();
+      } else {
+        runner.startBundle();
+      }
     }
   }
 
@@ -300,7 +429,8 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
   public Instant watermarkHold() {
     Instant stateHold = holds.min();
     Instant timerHold = timers.outputHold();
-    return stateHold.isBefore(timerHold) ? stateHold : timerHold;
+    Instant hold = stateHold.isBefore(timerHold) ? stateHold : timerHold;
+    return pushedBackMinMs < hold.getMillis() ? new Instant(pushedBackMinMs) : hold;
   }
 
   /** Key contexts currently cached (bounded by {@link KeyContexts#DEFAULT_CAPACITY}; for tests). */
@@ -317,10 +447,15 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator {
     state.requestCommit();
     MetricsContainer previous = context.metrics().swap(stepMetrics);
     try {
-      runner.finishBundle();
+      if (pushbackRunner != null) {
+        pushbackRunner.finishBundle();
+      } else {
+        runner.finishBundle();
+      }
     } finally {
       context.metrics().swap(previous);
     }
+    finalizer.bundleFinished(); // its callbacks run after the commit requested above
   }
 
   @Override

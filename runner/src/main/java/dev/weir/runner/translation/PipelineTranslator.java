@@ -66,12 +66,12 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * <p>Anything else fails here, at {@code run()}, with an {@link UnsupportedOperationException}
  * naming the transform's full name and URN. A ParDo whose DoFn uses state, timers or
  * {@code @OnWindowExpiration} starts a keyed stage of {@code --parallelism} partitions fed by a
- * SHUFFLE stream ({@link #statefulParDo}); so does one whose {@code @ProcessElement} is
- * {@code @RequiresTimeSortedInput} (sorting needs keyed state). Splittable DoFns arrive
- * expanded: bounded ones as plain ParDos (naive expansion), unbounded ones as
- * {@code GBKIntoKeyedWorkItems} + {@code ProcessElements}, a keyed stage of
+ * SHUFFLE stream ({@link #statefulParDo}), plus BROADCAST streams for its side inputs; so does
+ * one whose {@code @ProcessElement} is {@code @RequiresTimeSortedInput} (sorting needs keyed
+ * state). Splittable DoFns arrive expanded: bounded ones as plain ParDos (naive expansion),
+ * unbounded ones as {@code GBKIntoKeyedWorkItems} + {@code ProcessElements}, a keyed stage of
  * {@link SplittableProcessOperator} ({@link #splittableProcessElements}). Not yet supported:
- * stateful DoFns with side inputs, SDFs taking a {@code BundleFinalizer}.
+ * SDFs taking a {@code BundleFinalizer}.
  *
  * <p>Threading: used once, on the thread that called {@code run()}.
  */
@@ -293,6 +293,13 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     NodeSpec mainWriter = from.stage().addNode(main.name(), "ForwardWrite", null, main);
     connect(from, mainWriter);
     stage.addInput(main, spec.index());
+    addSideInputs(node, stage, spec, views);
+    registerOutputs(node, stage, spec);
+  }
+
+  /** Feeds each view to {@code spec} on a BROADCAST stream from the stage producing its PCollection. */
+  private void addSideInputs(TransformHierarchy.Node node, StagePlan stage, NodeSpec spec,
+      List<PCollectionView<?>> views) {
     for (int i = 0; i < views.size(); i++) {
       Producer viewProducer = producerOf(views.get(i).getPCollection(), node);
       StreamPlan side = newStream(StreamPlan.Kind.BROADCAST, viewProducer.stage(), stage, null, node);
@@ -300,12 +307,12 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
       connect(viewProducer, sideWriter);
       stage.addSideInput(side, spec.index(), i);
     }
-    registerOutputs(node, stage, spec);
   }
 
   /**
    * A stateful ParDo starts a keyed stage of {@code --parallelism} partitions fed by a SHUFFLE
-   * stream partitioned by the input's key, so that every key's state and timers live in one task.
+   * stream partitioned by the input's key, so that every key's state and timers live in one task;
+   * its side inputs, if any, arrive on one BROADCAST stream per view, as for a stateless ParDo.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
   private void statefulParDo(TransformHierarchy.Node node, DoFnSignature signature, Producer from, DoFn prototype,
@@ -314,9 +321,6 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
       Map<String, PCollectionView<?>> sideInputMapping, List<PCollectionView<?>> views) {
     if (!(inputCoder instanceof KvCoder<?, ?> kvCoder)) {
       throw unsupported(node, "stateful ParDo input coder is not a KvCoder: " + inputCoder);
-    }
-    if (!views.isEmpty()) {
-      throw unsupported(node, "stateful ParDo with side inputs is not supported yet");
     }
     if (!windowing.getWindowFn().isNonMerging()) {
       throw unsupported(node, "stateful ParDo over merging windows (" + windowing.getWindowFn() + ")");
@@ -328,8 +332,9 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     KvCoder kv = kvCoder;
     NodeSpec spec = stage.addNode(node.getFullName(), "StatefulParDo",
         () -> new StatefulParDoOperator(prototype, mainTag, additional, kv, outputCoders, windowing, schema,
-            sideInputMapping), null);
+            sideInputMapping, views), null);
     stage.addInput(stream, spec.index());
+    addSideInputs(node, stage, spec, views);
     registerOutputs(node, stage, spec);
   }
 

@@ -1,0 +1,81 @@
+package dev.weir.runner.executor;
+
+import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.operators.BundleFinalizers;
+import dev.weir.runner.state.ContainerState;
+import java.util.List;
+
+/**
+ * A container's commit point, taken at the end of every run-loop iteration in which one of its
+ * tasks finished a bundle: (1) the state is committed if an operator wrote any
+ * ({@link ContainerState#commitIfRequested()}) or a task took a source checkpoint mark, after
+ * which every task hears of the commit ({@link StageTask#committed()}: it finalizes the marks it
+ * held), then (2) the metrics the tasks staged when their bundles
+ * finished are published as committed values ({@link StepMetrics.Committer#commit()}), then (3) the bundle finalization
+ * callbacks of the bundles finished before the commit run ({@link BundleFinalizers#runCommitted()}).
+ *
+ * <p>What "committed" means here: the bundles finished before the commit point have handed their
+ * outputs to the executor's in-process streams (or the task's outbox, which drains in order) and
+ * their state is in the container's storage. Nothing is durable across a crash of the JVM yet, so
+ * this is the strongest commit the embedded executor has.
+ *
+ * <p>Threading: confined to the container's thread.
+ */
+final class ContainerCommit {
+  private final ContainerState state;
+  private final StepMetrics.Committer metrics;
+  private final BundleFinalizers finalizers = new BundleFinalizers();
+  private final List<StageTask> tasks;
+  private boolean bundlesFinished;
+
+  ContainerCommit(ContainerState state, StepMetrics.Committer metrics, List<StageTask> tasks) {
+    this.state = state;
+    this.metrics = metrics;
+    this.tasks = tasks;
+  }
+
+  /** The bundle finalization of the container's operators. */
+  BundleFinalizers finalizers() {
+    return finalizers;
+  }
+
+  /** The container's state. */
+  ContainerState state() {
+    return state;
+  }
+
+  /** The committer of the container's metrics; tasks create their step containers through it. */
+  StepMetrics.Committer metrics() {
+    return metrics;
+  }
+
+  /** A task finished a bundle; the next {@link #commitIfNeeded()} commits. A field write. */
+  void bundleFinished() {
+    bundlesFinished = true;
+  }
+
+  /**
+   * Commits the state if requested, then, if a bundle finished since the last commit, the metrics,
+   * and runs the finished bundles' finalization callbacks.
+   */
+  void commitIfNeeded() {
+    if (state.commitIfRequested()) {
+      for (StageTask task : tasks) {
+        task.committed();
+      }
+    }
+    if (bundlesFinished || finalizers.waiting() > 0) {
+      bundlesFinished = false;
+      metrics.commit();
+      finalizers.runCommitted();
+    }
+  }
+
+  /**
+   * The last commit of a container whose tasks all ended normally and are closed: metrics
+   * reported by teardown included, so committed values equal attempted ones.
+   */
+  void commitFinal() {
+    metrics.commitAll();
+  }
+}
