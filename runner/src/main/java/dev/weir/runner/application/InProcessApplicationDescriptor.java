@@ -2,6 +2,7 @@ package dev.weir.runner.application;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.samza.application.descriptors.TaskApplicationDescriptor;
@@ -107,6 +108,28 @@ public final class InProcessApplicationDescriptor implements TaskApplicationDesc
   /** Declared tables. */
   public List<TableDescriptor<?, ?, ?>> tables() {
     return Collections.unmodifiableList(tables);
+  }
+
+  /**
+   * The job config a samza-core planner would derive from this description: the descriptor's own
+   * config, then each declared stream's and its system's config ({@code streams.<id>.*},
+   * {@code systems.<name>.samza.factory}, {@code systems.<name>.*} system configs), then the default
+   * system's. Later entries win on equal keys.
+   */
+  public Map<String, String> toConfig() {
+    Map<String, String> result = new LinkedHashMap<>(config);
+    for (InputDescriptor<?, ?> input : inputs) {
+      result.putAll(input.getSystemDescriptor().toConfig());
+      result.putAll(input.toConfig());
+    }
+    for (OutputDescriptor<?, ?> output : outputs) {
+      result.putAll(output.getSystemDescriptor().toConfig());
+      result.putAll(output.toConfig());
+    }
+    if (defaultSystem != null) {
+      result.putAll(defaultSystem.toConfig());
+    }
+    return result;
   }
 
   /** The declared default system, or null. */

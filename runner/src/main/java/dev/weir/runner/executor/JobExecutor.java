@@ -88,7 +88,7 @@ public final class JobExecutor {
     }
     // The job as a samza-api TaskApplication; the tasks come from the factory it declares.
     WeirTaskApplication application = new WeirTaskApplication(plan, new WeirTaskFactory(plan, streams, options,
-        options.getMaxBundleSize(), options.getMaxBundleTimeMs(), options.getMetricsEnabled(), clock,
+        options.getMaxBundleSize(), options.getMaxBundleTimeMs(), metrics, options.getMetricsEnabled(), clock,
         quiescence));
     InProcessApplicationDescriptor description = new InProcessApplicationDescriptor(Map.of());
     application.describe(description);

@@ -1,12 +1,16 @@
 package dev.weir.runner.executor;
 
+import dev.weir.runner.metrics.MetricsSwitch;
+import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.samza.container.TaskName;
 import org.apache.samza.context.Context;
@@ -32,8 +36,10 @@ import org.apache.samza.task.WindowableTask;
  * identity only at {@code init(Context)}), so it returns a task that binds to its StageTask at
  * {@code init}, by the task name in the context's {@code TaskModel}, and delegates to it. What a
  * samza-core container would still need: opening the bound task's operators with state from the
- * task context's stores (the embedded container opens them itself, see {@code Container}), and
- * Samza systems for the in-process streams.
+ * task context's stores (the embedded container opens them itself, see {@code Container}). The
+ * Samza systems serving its inputs and outputs are in {@code dev.weir.runner.samza}; they reach the
+ * job's splits and streams through {@link #createSourcePartition}, {@link #sourceContext} and
+ * {@link #stream}.
  *
  * <p>Threading: created on the submitting thread; {@link #createTask} is called there too; the
  * tasks it returns are then confined to their container threads.
@@ -48,6 +54,8 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
   private final int maxBundleSize;
   private final long maxBundleTimeMs;
   private final boolean metricsEnabled;
+  /** The job's metrics; only source splits read outside a task register containers here. */
+  private final StepMetrics metrics;
   private final JobClock clock;
   private final Quiescence quiescence;
 
@@ -57,7 +65,7 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
    * @param quiescence the job's quiescence tracker, or null when it has no test stream
    */
   public WeirTaskFactory(JobPlan plan, Map<Integer, InProcessStream> streams, PipelineOptions options,
-      int maxBundleSize, long maxBundleTimeMs, boolean metricsEnabled, JobClock clock,
+      int maxBundleSize, long maxBundleTimeMs, StepMetrics metrics, boolean metricsEnabled, JobClock clock,
       Quiescence quiescence) {
     for (StagePlan stage : plan.stages()) {
       for (int p = 0; p < stage.partitions(); p++) {
@@ -69,6 +77,7 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
     this.maxBundleSize = maxBundleSize;
     this.maxBundleTimeMs = maxBundleTimeMs;
     this.metricsEnabled = metricsEnabled;
+    this.metrics = metrics;
     this.clock = clock;
     this.quiescence = quiescence;
   }
@@ -107,14 +116,62 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
     int p = slot.partition();
     List<InputPartition> inputs = new ArrayList<>();
     if (stage.source() != null) {
-      inputs.add(SourcePartition.create(stage.source(), sourceStreamName(stage), p, name.getTaskName(), clock,
-          quiescence));
+      inputs.add(createSourcePartition(stage, p));
     }
     for (StagePlan.Input input : stage.inputs()) {
-      inputs.add(streams.get(input.stream().id()).partition(p));
+      inputs.add(stream(input.stream().id()).partition(p));
     }
     return new StageTask(stage, p, inputs, streams, options, maxBundleSize, maxBundleTimeMs,
         metricsEnabled, clock, quiescence);
+  }
+
+  /**
+   * Creates split {@code partition} of source stage {@code stage}, unopened, bound to the job's
+   * clock (and quiescence tracker, for a test stream). Used for each source task, and by the
+   * samza-api source system ({@code dev.weir.runner.samza.BeamSourceSystemFactory}), which reads
+   * the same splits outside a StageTask.
+   *
+   * @throws IllegalArgumentException if the stage has no source or no such split
+   */
+  public SourcePartition createSourcePartition(StagePlan stage, int partition) {
+    if (stage.source() == null || partition < 0 || partition >= stage.partitions()) {
+      throw new IllegalArgumentException(stage.name() + " has no source split " + partition);
+    }
+    return SourcePartition.create(stage.source(), sourceStreamName(stage), partition, taskName(stage, partition),
+        clock, quiescence);
+  }
+
+  /**
+   * What a source partition of {@code stage} needs when it is read outside a StageTask: the
+   * options, the reading thread's metrics switch and span tracker, and (when metrics are on) a new
+   * metrics container of the stage's Read step, registered with the job's metrics (outside a
+   * task there is no commit point, so its live values are reported as committed too).
+   *
+   * @param metrics the reading thread's metrics switch
+   * @param spans the reading thread's span tracker
+   */
+  public SourceContext sourceContext(StagePlan stage, MetricsSwitch metrics, TransformSpans spans) {
+    NodeSpec read = stage.nodes().get(0);
+    MetricsContainerImpl step = null;
+    if (metricsEnabled && read.writesTo() == null) {
+      step = new MetricsContainerImpl(read.stepName());
+      this.metrics.register(read.stepName(), step);
+    }
+    return new SourceContext(options, metrics, step, spans, read.stepName());
+  }
+
+  /**
+   * The job's in-process stream {@code streamId}.
+   *
+   * @throws IllegalArgumentException if the job has no such stream
+   */
+  public InProcessStream stream(int streamId) {
+    InProcessStream stream = streams.get(streamId);
+    if (stream == null) {
+      throw new IllegalArgumentException("the job has no in-process stream " + streamId + "; streams: "
+          + streams.keySet());
+    }
+    return stream;
   }
 
   @Override

@@ -7,6 +7,7 @@ import dev.weir.runner.WeirRunner;
 import dev.weir.runner.executor.InProcessStream;
 import dev.weir.runner.executor.StageTask;
 import dev.weir.runner.executor.WeirTaskFactory;
+import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StreamPlan;
@@ -54,7 +55,7 @@ class WeirTaskApplicationTest {
 
     Map<Integer, InProcessStream> streams = new HashMap<>();
     streams.put(shuffle.id(), new InProcessStream(shuffle, 16));
-    WeirTaskFactory factory = new WeirTaskFactory(plan, streams, options, 1000, 1000, true,
+    WeirTaskFactory factory = new WeirTaskFactory(plan, streams, options, 1000, 1000, new StepMetrics(), true,
         JobClock.SYSTEM, null);
     WeirTaskApplication application = new WeirTaskApplication(plan, factory);
     InProcessApplicationDescriptor description = new InProcessApplicationDescriptor(Map.of());
