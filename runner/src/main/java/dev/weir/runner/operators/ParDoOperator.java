@@ -35,7 +35,7 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * window. Main-input elements go through runners-core's
  * {@link SimplePushbackSideInputDoFnRunner}: windows whose side inputs are not ready yet are
  * pushed back (kept on the heap, in arrival order) and retried whenever a side-input watermark
- * advances; the earliest pushed-back timestamp is this operator's {@link #watermarkHold()}, so
+ * advances or a triggered view takes a new pane; the earliest pushed-back timestamp is this operator's {@link #watermarkHold()}, so
  * the stage's output watermark waits for them. Side-input watermarks never hold the main input.
  *
  * <p>Each task gets its own DoFn instance (a serialized copy of the pipeline's), set up at open and
@@ -133,12 +133,21 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
 
   @Override
   public void acceptSideInput(int index, WindowedValue<?> element) {
-    sideInputs.add(index, element);
+    if (sideInputs.add(index, element)) { // a triggered view's pane may have made a window ready
+      retryPushedBack();
+    }
   }
 
   @Override
   public void advanceSideInputWatermark(int index, long watermarkMs) {
-    if (!sideInputs.advanceWatermark(index, watermarkMs) || pushedBack.isEmpty()) {
+    if (sideInputs.advanceWatermark(index, watermarkMs)) {
+      retryPushedBack();
+    }
+  }
+
+  /** Runs the pushed-back elements again; those whose side inputs are still not ready stay back. */
+  private void retryPushedBack() {
+    if (pushedBack.isEmpty()) {
       return;
     }
     List<WindowedValue<InT>> retry = pushedBack;

@@ -275,12 +275,21 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
 
   @Override
   public void acceptSideInput(int index, WindowedValue<?> element) {
-    sideInputs.add(index, element);
+    if (sideInputs.add(index, element)) { // a triggered view's pane may have made a window ready
+      retryWaiting();
+    }
   }
 
   @Override
   public void advanceSideInputWatermark(int index, long watermarkMs) {
-    if (!sideInputs.advanceWatermark(index, watermarkMs) || waiting.isEmpty()) {
+    if (sideInputs.advanceWatermark(index, watermarkMs)) {
+      retryWaiting();
+    }
+  }
+
+  /** A side-input window became ready: runs the waiting elements again (in a new bundle). */
+  private void retryWaiting() {
+    if (waiting.isEmpty()) {
       return;
     }
     List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> retry = waiting;

@@ -281,18 +281,26 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
 
   @Override
   public void acceptSideInput(int index, WindowedValue<?> element) {
-    sideInputs.add(index, element);
+    if (sideInputs.add(index, element)) { // a triggered view's pane may have made a window ready
+      retryPushedBack();
+    }
+  }
+
+  @Override
+  public void advanceSideInputWatermark(int index, long watermarkMs) {
+    if (sideInputs.advanceWatermark(index, watermarkMs)) {
+      retryPushedBack();
+    }
   }
 
   /**
-   * A side input's watermark advanced: retries the pushed-back elements (in a new bundle, since
+   * A side-input window became ready: retries the pushed-back elements (in a new bundle, since
    * the pushback runner remembers not-ready windows until its next start), then fires the
    * event-time timers the released elements were holding back.
    */
-  @Override
   @SuppressWarnings("unchecked")
-  public void advanceSideInputWatermark(int index, long watermarkMs) {
-    if (!sideInputs.advanceWatermark(index, watermarkMs) || pushedBack.isEmpty()) {
+  private void retryPushedBack() {
+    if (pushedBack.isEmpty()) {
       return;
     }
     List<PushedBack> retry = pushedBack;

@@ -11,9 +11,11 @@ import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.transforms.Materializations;
 import org.apache.beam.sdk.transforms.ViewFn;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.WindowedValue;
+import org.apache.beam.sdk.values.WindowingStrategy;
 
 /**
  * The side inputs of one ParDo task: the contents of every view per window, as broadcast to this
@@ -23,6 +25,13 @@ import org.apache.beam.sdk.values.WindowedValue;
  * (the minimum over the producers of the broadcast stream) has passed {@code w.maxTimestamp()}:
  * then every element of that window has arrived (late data excepted). A window with no data at
  * all is ready the same way and reads as the ViewFn of an empty view (e.g. a singleton's default).
+ *
+ * <p><b>Triggered views</b> ({@link #isTriggered}: the view's PCollection has a non-default
+ * trigger) follow Beam's rule that a main input sees "the value from the latest trigger firing",
+ * as on the Direct runner: the translator groups such a view into panes by one GroupByKey, so each
+ * broadcast element is a whole pane ({@code KV<Void, Iterable<T>>}); a pane replaces the window's
+ * contents if its index is higher than that of the pane held, and the window is ready as soon as
+ * it holds a pane (or, with none, once the watermark has passed it, as above).
  *
  * <p><b>Materialisation.</b> {@link #get} applies the view's {@link ViewFn} once per (view,
  * window) and caches the result; new data for that window drops the cached value, so the next
@@ -42,6 +51,10 @@ public final class SideInputs implements ReadyCheckingSideInputReader {
   private static final class View {
     final PCollectionView<?> view;
     final boolean multimap;
+    /** Whether elements are whole panes that replace a window's contents. */
+    final boolean triggered;
+    /** Triggered views: per window, the index of the pane held. */
+    final Map<BoundedWindow, Long> paneIndex;
     final Coder<?> keyCoder;
     final Map<BoundedWindow, List<Object>> contents = new HashMap<>();
     final Map<BoundedWindow, Object> materialized = new HashMap<>();
@@ -56,6 +69,8 @@ public final class SideInputs implements ReadyCheckingSideInputReader {
       }
       Coder<?> coder = view.getPCollection().getCoder();
       this.keyCoder = multimap ? ((KvCoder<?, ?>) coder).getKeyCoder() : null;
+      this.triggered = isTriggered(view.getPCollection().getWindowingStrategy());
+      this.paneIndex = triggered ? new HashMap<>() : null;
     }
   }
 
@@ -78,13 +93,49 @@ public final class SideInputs implements ReadyCheckingSideInputReader {
     return result;
   }
 
-  /** Adds one broadcast element of view {@code index} to each of its windows. */
-  public void add(int index, WindowedValue<?> element) {
+  /**
+   * Whether a view over a PCollection with {@code windowing} is a triggered side input: its
+   * trigger is not the default one, so the view of a window may change with each firing. The
+   * translator and this class must agree on it (the translator groups such views into panes).
+   */
+  public static boolean isTriggered(WindowingStrategy<?, ?> windowing) {
+    return !(windowing.getTrigger() instanceof DefaultTrigger);
+  }
+
+  /**
+   * Adds one broadcast element of view {@code index} to each of its windows; for a triggered
+   * view the element is a pane ({@code KV<Void, Iterable<T>>}) that replaces the window's
+   * contents unless a later pane is already held.
+   *
+   * @return whether this may have made a window of the view ready (a triggered view took a pane),
+   *     so that pushed-back main-input elements are worth retrying
+   */
+  @SuppressWarnings("unchecked")
+  public boolean add(int index, WindowedValue<?> element) {
     View v = views[index];
+    if (v.triggered) {
+      long pane = element.getPaneInfo().getIndex();
+      Iterable<Object> values = ((KV<Void, Iterable<Object>>) element.getValue()).getValue();
+      boolean replaced = false;
+      for (BoundedWindow window : element.getWindows()) {
+        Long held = v.paneIndex.get(window);
+        if (held != null && held >= pane) {
+          continue; // an older (or the same) firing: the latest one wins
+        }
+        List<Object> contents = new ArrayList<>();
+        values.forEach(contents::add);
+        v.contents.put(window, contents);
+        v.paneIndex.put(window, pane);
+        v.materialized.remove(window);
+        replaced = true;
+      }
+      return replaced;
+    }
     for (BoundedWindow window : element.getWindows()) {
       v.contents.computeIfAbsent(window, w -> new ArrayList<>()).add(element.getValue());
       v.materialized.remove(window);
     }
+    return false;
   }
 
   /**
@@ -117,7 +168,8 @@ public final class SideInputs implements ReadyCheckingSideInputReader {
 
   @Override
   public boolean isReady(PCollectionView<?> view, BoundedWindow window) {
-    return find(view).watermarkMs > window.maxTimestamp().getMillis();
+    View v = find(view);
+    return v.watermarkMs > window.maxTimestamp().getMillis() || (v.triggered && v.paneIndex.containsKey(window));
   }
 
   @Override

@@ -7,6 +7,9 @@ import dev.weir.runner.operators.PassThroughOperator;
 import dev.weir.runner.operators.SplittableProcessOperator;
 import org.apache.beam.runners.core.SplittableParDoViaKeyedWorkItems;
 import dev.weir.runner.operators.StatefulParDoOperator;
+import dev.weir.runner.operators.VoidKeyOperator;
+import dev.weir.runner.sideinput.SideInputs;
+import org.apache.beam.sdk.coders.VoidCoder;
 import dev.weir.runner.operators.WindowAssignOperator;
 import java.io.Closeable;
 import java.util.ArrayList;
@@ -59,7 +62,8 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * SHUFFLE stream (key-hash partitioned); a Flatten whose inputs come from different stages starts
  * a new stage fed by one FORWARD stream per input; a ParDo with side inputs starts a new stage fed
  * by a FORWARD stream (main input) and one BROADCAST stream per view, from the stage producing the
- * view's PCollection ({@code View.CreatePCollectionView} itself translates to nothing). Sources
+ * view's PCollection ({@code View.CreatePCollectionView} itself translates to nothing); a
+ * triggered view (a non-default trigger) is first grouped into its panes ({@link #viewProducer}). Sources
  * (Impulse, Read) start stages with one partition per split; a {@code TestStream} starts a stage of
  * one partition that replays its events (the executor then runs the job on a manual clock).
  *
@@ -84,6 +88,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
   private final List<StagePlan> stages = new ArrayList<>();
   private final List<StreamPlan> streams = new ArrayList<>();
   private final Map<PValue, Producer> producers = new HashMap<>();
+  /** Per triggered view's PCollection: where its panes are produced (built once, on first use). */
+  private final Map<PCollection<?>, Producer> viewPanes = new HashMap<>();
   private final Map<String, MetricsContainerImpl> translationMetrics = new HashMap<>();
 
   private PipelineTranslator(WeirPipelineOptions options) {
@@ -301,13 +307,56 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
   private void addSideInputs(TransformHierarchy.Node node, StagePlan stage, NodeSpec spec,
       List<PCollectionView<?>> views) {
     for (int i = 0; i < views.size(); i++) {
-      Producer viewProducer = producerOf(views.get(i).getPCollection(), node);
+      Producer viewProducer = viewProducer(views.get(i), node);
       StreamPlan side = newStream(StreamPlan.Kind.BROADCAST, viewProducer.stage(), stage, null, node);
       NodeSpec sideWriter = viewProducer.stage().addNode(side.name(), "BroadcastWrite", null, side);
       connect(viewProducer, sideWriter);
       stage.addSideInput(side, spec.index(), i);
     }
   }
+
+  /**
+   * Where the broadcast stream of {@code view} is fed from. For an untriggered view (the default
+   * trigger), the producer of its PCollection: elements are broadcast as they come and a window's
+   * view is ready when the side-input watermark passes it. For a triggered view, as on Beam's
+   * Direct runner: the elements are keyed by {@code null} and grouped by one GroupByKey (a stage of
+   * one partition) under the view's own windowing strategy, so that each trigger firing becomes
+   * one pane ({@code KV<Void, Iterable<T>>}) that replaces the window's view in the consumers'
+   * {@link SideInputs} ("the value from the latest trigger firing").
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private Producer viewProducer(PCollectionView<?> view, TransformHierarchy.Node node) {
+    PCollection<?> input = view.getPCollection();
+    Producer from = producerOf(input, node);
+    if (!SideInputs.isTriggered(input.getWindowingStrategy())) {
+      return from;
+    }
+    Producer panes = viewPanes.get(input);
+    if (panes != null) {
+      return panes;
+    }
+    String name = input.getName() + "/WeirViewPanes";
+    NodeSpec keying = from.stage().addNode(name + "/KeyByNull", "VoidKey", VoidKeyOperator::new, null);
+    connect(from, keying);
+    keying.declareOutput(VIEW_KEYED_TAG);
+    StagePlan stage = newStage(1, null);
+    StreamPlan stream = newStream(StreamPlan.Kind.SHUFFLE, from.stage(), stage, VoidCoder.of(), node);
+    NodeSpec writer = from.stage().addNode(stream.name(), "ShuffleWrite", null, stream);
+    connect(new Producer(from.stage(), keying.index(), VIEW_KEYED_TAG), writer);
+    Coder elementCoder = input.getCoder();
+    WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
+    NodeSpec group = stage.addNode(name + "/GroupByKey", "GroupByKey",
+        () -> GroupByKeyOperator.grouping(VoidCoder.of(), elementCoder, windowing, (TupleTag) VIEW_PANES_TAG), null);
+    stage.addInput(stream, group.index());
+    group.declareOutput(VIEW_PANES_TAG);
+    panes = new Producer(stage, group.index(), VIEW_PANES_TAG);
+    viewPanes.put(input, panes);
+    return panes;
+  }
+
+  /** Output tags of a triggered view's keying and pane-grouping nodes (internal to the plan). */
+  private static final TupleTag<Object> VIEW_KEYED_TAG = new TupleTag<>("weir-view-keyed");
+  private static final TupleTag<Object> VIEW_PANES_TAG = new TupleTag<>("weir-view-panes");
 
   /**
    * A stateful ParDo starts a keyed stage of {@code --parallelism} partitions fed by a SHUFFLE
@@ -493,14 +542,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
         () -> new SplittableProcessOperator(transform, inputCoder, outputCoders, elementWindowing, maxOutputs,
             maxDuration), null);
     stage.addInput(stream, spec.index());
-    List<PCollectionView<?>> views = process.getSideInputs();
-    for (int i = 0; i < views.size(); i++) {
-      Producer viewProducer = producerOf(views.get(i).getPCollection(), node);
-      StreamPlan side = newStream(StreamPlan.Kind.BROADCAST, viewProducer.stage(), stage, null, node);
-      NodeSpec sideWriter = viewProducer.stage().addNode(side.name(), "BroadcastWrite", null, side);
-      connect(viewProducer, sideWriter);
-      stage.addSideInput(side, spec.index(), i);
-    }
+    addSideInputs(node, stage, spec, process.getSideInputs());
     registerOutputs(node, stage, spec);
   }
 

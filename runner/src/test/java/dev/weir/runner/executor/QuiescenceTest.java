@@ -38,4 +38,22 @@ class QuiescenceTest {
     q.ticked(0, 200);
     assertThat(probe.isQuiescent(200)).isTrue();
   }
+
+  @Test
+  void aProbeWaitingOnlyForTicksAsksContainersToTickAtOnceUntilItFires() {
+    Quiescence q = new Quiescence(1);
+    Quiescence.Probe probe = q.probe();
+    q.sent();
+    assertThat(probe.isQuiescent(100)).isFalse();
+    assertThat(q.awaited()).as("an envelope in flight: ticks would not help yet").isFalse();
+    q.processed();
+    assertThat(probe.isQuiescent(100)).isFalse();
+    assertThat(q.awaited()).as("nothing in flight: only ticks are missing").isTrue();
+    q.ticked(0, 100);
+    assertThat(probe.isQuiescent(100)).as("arms").isFalse();
+    assertThat(q.awaited()).isTrue();
+    q.ticked(0, 100);
+    assertThat(probe.isQuiescent(100)).isTrue();
+    assertThat(q.awaited()).as("fired: containers go back to their tick period").isFalse();
+  }
 }
