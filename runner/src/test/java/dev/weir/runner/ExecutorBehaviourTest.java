@@ -9,6 +9,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.io.GenerateSequence;
+import org.apache.beam.sdk.state.TimeDomain;
+import org.apache.beam.sdk.state.Timer;
+import org.apache.beam.sdk.state.TimerSpec;
+import org.apache.beam.sdk.state.TimerSpecs;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.transforms.Count;
 import org.apache.beam.sdk.transforms.Create;
@@ -27,7 +31,10 @@ import org.joda.time.Duration;
 import org.joda.time.Instant;
 import org.junit.jupiter.api.Test;
 
-/** Executor properties: watermarks across uneven producers, back-pressure (also of timer firings), cancel. */
+/**
+ * Executor properties: watermarks across uneven producers, back-pressure (also of a GroupByKey's
+ * and a stateful ParDo's timer firings), cancel.
+ */
 class ExecutorBehaviourTest {
 
   @Test
@@ -101,6 +108,30 @@ class ExecutorBehaviourTest {
   }
 
   @Test
+  void endOfInput_aStatefulParDoOverManyKeysFiresItsTimersWithoutFloodingItsOutbox() {
+    PRODUCED.set(0);
+    CONSUMED.set(0);
+    MAX_IN_FLIGHT.set(0);
+    int keys = 20_000;
+    List<KV<Long, Long>> input = new ArrayList<>(keys);
+    for (long k = 0; k < keys; k++) {
+      input.add(KV.of(k, k));
+    }
+    WeirPipelineOptions options = Pipelines.options(false);
+    options.setParallelism(1);
+    options.setRunner(WeirRunner.class);
+    Pipeline p = Pipeline.create(options);
+    // Batch: the watermark jumps from -infinity to +infinity, making every key's timer ready at once.
+    PCollection<Long> fired = p.apply(Create.of(input)).apply("TimerPerKey", ParDo.of(new TimerPerKey()));
+    PCollection<Long> other = p.apply("Other", Create.of(-1L));
+    PCollectionList.of(fired).and(other).apply(Flatten.pCollections()).apply("SlowConsumer", ParDo.of(new Consumed()));
+    assertThat(p.run().waitUntilFinish()).isEqualTo(PipelineResult.State.DONE);
+    assertThat(CONSUMED.get()).as("every timer's output arrives").isEqualTo(keys + 1L);
+    // The stream's capacity plus one firing's output in the outbox, not the 20k timer outputs.
+    assertThat(MAX_IN_FLIGHT.get()).isLessThan(JobExecutor.STREAM_PARTITION_CAPACITY + 256L);
+  }
+
+  @Test
   void cancel_stopsAnUnboundedJobWithinASecond() throws Exception {
     WeirPipelineOptions options = Pipelines.options(true);
     options.setRunner(WeirRunner.class);
@@ -147,6 +178,23 @@ class ExecutorBehaviourTest {
     public void process(@Element KV<Long, Iterable<Long>> pane, OutputReceiver<Long> out) {
       PRODUCED.incrementAndGet();
       out.output(pane.getKey());
+    }
+  }
+
+  /** Sets an event-time timer per key at the key's value; its firing outputs the key. */
+  static final class TimerPerKey extends DoFn<KV<Long, Long>, Long> {
+    @TimerId("t")
+    private final TimerSpec spec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
+
+    @ProcessElement
+    public void process(@Element KV<Long, Long> element, @TimerId("t") Timer timer) {
+      timer.set(new Instant(element.getValue()));
+    }
+
+    @OnTimer("t")
+    public void onTimer(@Key Long key, OutputReceiver<Long> out) {
+      PRODUCED.incrementAndGet();
+      out.output(key);
     }
   }
 

@@ -8,6 +8,7 @@ import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.state.WatermarkHolds;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -64,13 +65,21 @@ import org.joda.time.Instant;
  * timer holds the output watermark at its output timestamp. Event-time timers live in the
  * container's store (a timestamp-ordered index with a bounded in-memory heap, opened at
  * {@link #open} so committed timers survive a restart of the run loop) and fire when the input
- * watermark passes them, earliest first (per key and across keys), all ready ones in the bundle
- * that the watermark opens, while runners-core still sees the output watermark of before the
- * advance; a timer set while firing is fired in the same loop if it is ready.
- * Processing-time and synchronized-processing-time timers fire from the run loop's clock. At the
- * end of input (watermark +infinity) every event-time timer fires, then the processing-time timers
- * pending at that moment fire once each (a processing-time timer can no longer wait for a clock
- * that outlives the input); ones they set are dropped.
+ * watermark passes them, earliest first (per key and across keys), while runners-core still sees
+ * the output watermark of before the advance; a timer set while firing fires in the same advance
+ * if it is ready. Processing-time and synchronized-processing-time timers fire from the run loop's
+ * clock. At the end of input (watermark +infinity) every event-time timer fires, then the
+ * processing-time timers pending at that moment fire once each (a processing-time timer can no
+ * longer wait for a clock that outlives the input), each followed by the event-time timers it
+ * made ready; processing-time timers they set are dropped.
+ *
+ * <p>Incremental firing (as in {@link GroupByKeyOperator}): a watermark only makes timers ready
+ * ({@link #onWatermark}); the task fires them a bounded slice at a time ({@link #fireReadyTimers}),
+ * pausing while its outbox is blocked, so the end of input over a million keys does not put a
+ * million timer outputs in the outbox at once. Until the last ready timer fired,
+ * {@link #watermarkHold()} is at most the earliest unfired one (and the output timestamps of the
+ * end-of-input processing-time timers not yet fired), and runners-core's output watermark stays
+ * where it was.
  *
  * <p>{@code @RequiresTimeSortedInput}: a {@link TimeSortedInputRunner} between the two runners
  * buffers each key's elements in store-sorted state and hands them to the DoFn in timestamp order
@@ -87,7 +96,8 @@ import org.joda.time.Instant;
  * and the input watermark the timers and runners-core see, so that no event-time timer (a user
  * timer, or the window's state cleanup) fires at or after a pushed-back element's timestamp
  * before that element has been processed, and the element is not dropped as late when it is.
- * When a retry releases the earliest pushed-back elements, the timers they held fire at once.
+ * When a retry releases the earliest pushed-back elements, the timers they held become ready and
+ * fire as after a watermark.
  *
  * <p>Watermark: {@link #watermarkHold()} is the minimum of the state's watermark holds, the
  * timers' output holds and the earliest pushed-back element's timestamp. State is committed
@@ -117,6 +127,15 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
   private long pushedBackMinMs = Long.MAX_VALUE;
   /** The input watermark the task delivered last (timers see it lowered by pushed-back elements). */
   private Instant inputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
+  /** The (lowered) input watermark whose ready timers are being fired, or null when none wait. */
+  private Instant firingTo;
+  /**
+   * At the end of input, once the event-time timers fired: the processing-time timers pending
+   * then, in firing order, each fired once; null before that point.
+   */
+  private ArrayDeque<KeyedTimers.Entry> endProcessing;
+  /** Output timestamps of {@link #endProcessing}'s timers (polled timers no longer hold in {@link #timers}). */
+  private final WatermarkHolds endProcessingHolds = new WatermarkHolds();
 
   private final KeyContexts<K> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
   private final KeyedTimers timers = new KeyedTimers(true);
@@ -309,7 +328,7 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
     } finally {
       context.metrics().swap(previous);
     }
-    fireEventTimers();
+    startFiring();
   }
 
   /** Number of main-input elements waiting for side inputs (for tests). */
@@ -317,46 +336,90 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
     return pushedBack.size();
   }
 
+  /**
+   * Makes the event-time timers before {@code inputWatermark} (lowered to the earliest pushed-back
+   * element) ready; they fire through {@link #fireReadyTimers}, in bounded slices. With none ready
+   * the advance completes at once.
+   */
   @Override
   public void onWatermark(Instant inputWatermark) {
     this.inputWatermark = inputWatermark;
-    fireEventTimers();
+    startFiring();
   }
 
   /**
-   * Fires the event-time timers ready at the input watermark lowered to the earliest pushed-back
-   * element's timestamp, then lets the watermarks runners-core sees advance to it.
+   * Makes the timers ready at the input watermark lowered to the earliest pushed-back element's
+   * timestamp; once they fired, the watermarks runners-core sees advance to it.
    */
-  private void fireEventTimers() {
+  private void startFiring() {
     Instant watermark = pushedBackMinMs < inputWatermark.getMillis() ? new Instant(pushedBackMinMs) : inputWatermark;
     timers.setInputWatermark(watermark); // output watermark moves after the firings
-    KeyedTimers.Entry ready;
-    while ((ready = timers.pollReadyEventTimer()) != null) {
+    if (firingTo == null || watermark.isAfter(firingTo)) {
+      firingTo = watermark;
+    }
+    if (!firingLeft()) {
+      completeWatermark();
+    }
+  }
+
+  @Override
+  public boolean hasReadyTimers() {
+    return firingTo != null;
+  }
+
+  @Override
+  public void fireReadyTimers(int max) {
+    if (firingTo == null) {
+      return;
+    }
+    for (int fired = 0; fired < max && firingLeft(); fired++) {
+      KeyedTimers.Entry ready = timers.pollReadyEventTimer();
+      if (ready == null) { // only end-of-input processing-time timers are left
+        ready = endProcessing.poll();
+        endProcessingHolds.replace(ready.data().getOutputTimestamp(), null);
+      }
       fire(ready);
     }
-    if (!ended && !watermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+    if (!firingLeft()) {
+      completeWatermark();
+    }
+  }
+
+  /**
+   * Whether a timer waits to fire in the advance to {@link #firingTo}: a ready event-time timer
+   * (firings may set new ones) or, at the end of input, a processing-time timer pending when the
+   * event-time timers were done (taken out of {@link #timers} at that point, so that ones set by
+   * their firings are not fired).
+   */
+  private boolean firingLeft() {
+    if (timers.hasReadyEventTimer()) {
+      return true;
+    }
+    if (ended || firingTo.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+      return false;
+    }
+    if (endProcessing == null) {
+      endProcessing = new ArrayDeque<>();
+      KeyedTimers.Entry entry;
+      while ((entry = timers.pollAnyProcessingTimer()) != null) {
+        endProcessing.add(entry);
+        endProcessingHolds.replace(null, entry.data().getOutputTimestamp());
+      }
+    }
+    return !endProcessing.isEmpty();
+  }
+
+  /** Every timer of the advance fired: runners-core's watermarks follow; at the end, keys are dropped. */
+  private void completeWatermark() {
+    Instant watermark = firingTo;
+    firingTo = null;
+    if (endProcessing != null && !ended) {
       ended = true;
-      fireProcessingTimersAtEnd();
+      endProcessing = null;
+      timers.clearProcessingTimers();
       keys.clear();
     }
     timers.advanceInputWatermark(watermark, watermarkHold());
-  }
-
-  /** End of input: each processing-time timer pending now fires once; timers they set are dropped. */
-  private void fireProcessingTimersAtEnd() {
-    List<KeyedTimers.Entry> pending = new java.util.ArrayList<>();
-    KeyedTimers.Entry entry;
-    while ((entry = timers.pollAnyProcessingTimer()) != null) {
-      pending.add(entry);
-    }
-    for (KeyedTimers.Entry timer : pending) {
-      fire(timer);
-      KeyedTimers.Entry ready;
-      while ((ready = timers.pollReadyEventTimer()) != null) {
-        fire(ready);
-      }
-    }
-    timers.clearProcessingTimers();
   }
 
   @Override
@@ -425,12 +488,22 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
     }
   }
 
+  /**
+   * The minimum of the state's watermark holds, the pending timers' output timestamps and the
+   * earliest pushed-back element; while timers wait to fire, also of the earliest unfired one.
+   */
   @Override
   public Instant watermarkHold() {
-    Instant stateHold = holds.min();
-    Instant timerHold = timers.outputHold();
-    Instant hold = stateHold.isBefore(timerHold) ? stateHold : timerHold;
-    return pushedBackMinMs < hold.getMillis() ? new Instant(pushedBackMinMs) : hold;
+    long hold = Math.min(holds.minMillis(), timers.outputHold().getMillis());
+    hold = Math.min(hold, pushedBackMinMs);
+    if (firingTo != null) {
+      Instant next = timers.nextEventTime();
+      if (next != null) {
+        hold = Math.min(hold, next.getMillis());
+      }
+      hold = Math.min(hold, endProcessingHolds.minMillis());
+    }
+    return new Instant(hold);
   }
 
   /** Key contexts currently cached (bounded by {@link KeyContexts#DEFAULT_CAPACITY}; for tests). */
