@@ -6,9 +6,14 @@ import dev.weir.runner.executor.JobExecutor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.io.GenerateSequence;
+import org.apache.beam.sdk.state.TimeDomain;
+import org.apache.beam.sdk.state.Timer;
+import org.apache.beam.sdk.state.TimerSpec;
+import org.apache.beam.sdk.state.TimerSpecs;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.transforms.Count;
 import org.apache.beam.sdk.transforms.Create;
@@ -27,7 +32,10 @@ import org.joda.time.Duration;
 import org.joda.time.Instant;
 import org.junit.jupiter.api.Test;
 
-/** Executor properties: watermarks across uneven producers, back-pressure (also of timer firings), cancel. */
+/**
+ * Executor properties: watermarks across uneven producers, back-pressure (also of a GroupByKey's
+ * and a stateful ParDo's timer firings), cancel.
+ */
 class ExecutorBehaviourTest {
 
   @Test
@@ -76,6 +84,24 @@ class ExecutorBehaviourTest {
 
   @Test
   void endOfInput_aGroupByKeyOverManyKeysFiresItsPanesWithoutFloodingItsOutbox() {
+    // Global window, batch: every key's pane is ready only at the end of input, all at once.
+    assertEveryKeyArrivesWithBoundedInFlight(
+        keyed -> keyed.apply(GroupByKey.create()).apply("CountProduced", ParDo.of(new ProducedKey())));
+  }
+
+  @Test
+  void endOfInput_aStatefulParDoOverManyKeysFiresItsTimersWithoutFloodingItsOutbox() {
+    // Batch: the watermark jumps from -infinity to +infinity, making every key's timer ready at once.
+    assertEveryKeyArrivesWithBoundedInFlight(keyed -> keyed.apply("TimerPerKey", ParDo.of(new TimerPerKey())));
+  }
+
+  /**
+   * Runs 20k keys through {@code perKey} (one output per key, counted as produced) into a slow
+   * consumer on another stage; asserts every output arrives while the produced-but-unconsumed
+   * count stays within the stream's capacity plus one firing's output in the outbox.
+   */
+  private static void assertEveryKeyArrivesWithBoundedInFlight(
+      Function<PCollection<KV<Long, Long>>, PCollection<Long>> perKey) {
     PRODUCED.set(0);
     CONSUMED.set(0);
     MAX_IN_FLIGHT.set(0);
@@ -88,15 +114,11 @@ class ExecutorBehaviourTest {
     options.setParallelism(1);
     options.setRunner(WeirRunner.class);
     Pipeline p = Pipeline.create(options);
-    // Global window, batch: every key's pane is ready only at the end of input, all at once.
-    PCollection<Long> panes = p.apply(Create.of(input))
-        .apply(GroupByKey.create())
-        .apply("CountProduced", ParDo.of(new ProducedKey()));
+    PCollection<Long> outputs = perKey.apply(p.apply(Create.of(input)));
     PCollection<Long> other = p.apply("Other", Create.of(-1L));
-    PCollectionList.of(panes).and(other).apply(Flatten.pCollections()).apply("SlowConsumer", ParDo.of(new Consumed()));
+    PCollectionList.of(outputs).and(other).apply(Flatten.pCollections()).apply("SlowConsumer", ParDo.of(new Consumed()));
     assertThat(p.run().waitUntilFinish()).isEqualTo(PipelineResult.State.DONE);
-    assertThat(CONSUMED.get()).as("every pane arrives").isEqualTo(keys + 1L);
-    // The stream's capacity plus one firing's output in the outbox, not the 20k panes.
+    assertThat(CONSUMED.get()).as("every key's output arrives").isEqualTo(keys + 1L);
     assertThat(MAX_IN_FLIGHT.get()).isLessThan(JobExecutor.STREAM_PARTITION_CAPACITY + 256L);
   }
 
@@ -147,6 +169,23 @@ class ExecutorBehaviourTest {
     public void process(@Element KV<Long, Iterable<Long>> pane, OutputReceiver<Long> out) {
       PRODUCED.incrementAndGet();
       out.output(pane.getKey());
+    }
+  }
+
+  /** Sets an event-time timer per key at the key's value; its firing outputs the key. */
+  static final class TimerPerKey extends DoFn<KV<Long, Long>, Long> {
+    @TimerId("t")
+    private final TimerSpec spec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
+
+    @ProcessElement
+    public void process(@Element KV<Long, Long> element, @TimerId("t") Timer timer) {
+      timer.set(new Instant(element.getValue()));
+    }
+
+    @OnTimer("t")
+    public void onTimer(@Key Long key, OutputReceiver<Long> out) {
+      PRODUCED.incrementAndGet();
+      out.output(key);
     }
   }
 

@@ -1,11 +1,8 @@
 package dev.weir.runner.operators;
 
-import dev.weir.runner.state.ByteKey;
 import dev.weir.runner.state.CachedStateInternals;
-import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.WatermarkHolds;
 import dev.weir.runner.state.KeyContext;
-import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.KeyedTimers;
 import java.util.Collections;
 import java.util.List;
@@ -23,12 +20,10 @@ import org.apache.beam.runners.core.SystemReduceFn;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.runners.core.TimerInternalsFactory;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.TupleTag;
@@ -45,15 +40,9 @@ import org.joda.time.Instant;
  * {@link #grouping} values are buffered (a GroupByKey); with a combining reduce function over
  * accumulators it is the merging half of a lifted Combine.perKey ({@link PartialCombineOperator}).
  *
- * <p>Keys: the task receives each element with its key already encoded by the upstream shuffle
- * writer; the encoded bytes identify the key (Beam groups by encoding). Per key the operator keeps
- * a {@link KeyContext} (key object, state view) in a bounded {@link KeyContexts} of recently used
- * keys; everything else about a key (state cells, event-time timers) is in the store, so a
- * dropped context is rebuilt from the encoded key when the key is seen again or a timer fires.
- *
- * <p>State: {@link CachedStateInternals} per key over the container's object-cached store
- * ({@code --stateBackend}); the encoded key from the shuffle is the cell prefix, built once per
- * key. A bundle that touched state asks the container for a commit when it finishes.
+ * <p>Keys, state and bundles as in {@link KeyedOperator}: a {@link CachedStateInternals} per key
+ * over the container's object-cached store ({@code --stateBackend}); a bundle that touched state
+ * asks the container for a commit when it finishes.
  *
  * <p>Watermark holds: every {@code WatermarkHoldState} change is mirrored in this operator's
  * {@link WatermarkHolds}; {@link #watermarkHold()} is their minimum, so the task never sends a
@@ -66,35 +55,23 @@ import org.joda.time.Instant;
  * processing-time timers from the job's clock ({@code OperatorContext.clock()}). At the end of input (watermark at
  * +infinity) every event-time timer fires and pending processing-time timers are dropped.
  *
- * <p>Incremental firing: a watermark only makes timers ready ({@link #onWatermark}); the task fires
- * them a bounded slice at a time ({@link #fireReadyTimers}), pausing while its outbox is blocked,
- * so the end of input over a million keys does not put a million panes in the outbox at once.
- * Until the last ready timer fired, {@link #watermarkHold()} is at most the earliest unfired one
- * and runners-core's output watermark stays where it was: timers fire before the output watermark
- * passes them.
+ * <p>Incremental firing ({@link KeyedOperator}): a watermark only makes timers ready
+ * ({@link #onWatermark}); the task fires them a bounded slice at a time, so the end of input over
+ * a million keys does not put a million panes in the outbox at once. Until the last ready timer
+ * fired, {@link #watermarkHold()} is at most the earliest unfired one and runners-core's output
+ * watermark stays where it was: timers fire before the output watermark passes them.
  *
  * <p>Threading: confined to the task's container thread.
  */
-public final class GroupByKeyOperator<K, V, OutT> implements Operator {
+public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   private final Coder<K> keyCoder;
   private final Coder<V> valueCoder;
   private final WindowingStrategy<?, BoundedWindow> windowingStrategy;
   private final TupleTag<KV<K, OutT>> mainTag;
   private final SystemReduceFn<K, V, ?, OutT, BoundedWindow> reduceFn;
 
-  private final KeyContexts<K> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
-  private final KeyedTimers timers = new KeyedTimers();
-  private final WatermarkHolds holds = new WatermarkHolds();
-  private ContainerState state;
-  private byte[] operatorPrefix;
-  private KeyContext<K> current;
-  private OperatorContext context;
-  private MetricsContainer stepMetrics;
   private DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> runner;
   private Receiver output;
-  private boolean inBundle;
-  /** The input watermark whose ready timers are being fired, or null when none wait. */
-  private Instant firingTo;
 
   /** A GroupByKey (values buffered in a bag per key and window); nothing is instantiated until {@link #open}. */
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -114,6 +91,7 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
   @SuppressWarnings("unchecked")
   public GroupByKeyOperator(Coder<K> keyCoder, Coder<V> valueCoder, WindowingStrategy<?, ?> windowingStrategy,
       TupleTag<KV<K, OutT>> mainTag, SystemReduceFn<K, V, ?, OutT, BoundedWindow> reduceFn) {
+    super(keyCoder, false); // runners-core's GroupByKey timers need no output holds: its state holds carry them
     this.keyCoder = keyCoder;
     this.valueCoder = valueCoder;
     this.windowingStrategy = (WindowingStrategy<?, BoundedWindow>) windowingStrategy;
@@ -123,12 +101,7 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
 
   @Override
   public void open(OperatorContext context) {
-    this.context = context;
-    this.state = context.state();
-    this.operatorPrefix = state.newOperatorPrefix();
-    timers.advanceProcessingTime(new Instant(context.clock().millis()));
-    timers.open(state, windowingStrategy.getWindowFn().windowCoder(), this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
-    this.stepMetrics = context.stepMetrics();
+    openKeyed(context, windowingStrategy.getWindowFn().windowCoder());
     this.output = context.output(mainTag);
     WindowedValueMultiReceiver outputManager = new WindowedValueMultiReceiver() {
       @Override
@@ -162,25 +135,10 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
   }
 
   @Override
-  public void accept(WindowedValue<?> element) {
-    @SuppressWarnings("unchecked")
-    K key = ((KV<K, V>) element.getValue()).getKey();
-    try {
-      acceptKeyed(CoderUtils.encodeToByteArray(keyCoder, key), element);
-    } catch (CoderException e) {
-      throw new IllegalStateException("cannot encode a key of " + context.stepName(), e);
-    }
-  }
-
-  @Override
   @SuppressWarnings("unchecked")
   public void acceptKeyed(byte[] keyBytes, WindowedValue<?> element) {
     WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
-    ByteKey id = new ByteKey(keyBytes);
-    KeyContext<K> key = keys.get(id);
-    if (key == null) {
-      key = newKey(kv.getValue().getKey(), id);
-    }
+    KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
     WindowedValue<V> value = kv.withValue(kv.getValue().getValue());
     run(key, KeyedWorkItems.elementsWorkItem(key.key(), Collections.singletonList(value)));
   }
@@ -193,44 +151,12 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
    */
   @Override
   public void onWatermark(Instant inputWatermark) {
-    timers.setInputWatermark(inputWatermark); // output watermark moves after the firings
-    if (firingTo == null || inputWatermark.isAfter(firingTo)) {
-      firingTo = inputWatermark;
-    }
-    if (!timersReady()) {
-      completeWatermark();
-    }
-  }
-
-  @Override
-  public boolean hasReadyTimers() {
-    return firingTo != null;
-  }
-
-  @Override
-  public void fireReadyTimers(int max) {
-    if (firingTo == null) {
-      return;
-    }
-    KeyedTimers.Entry ready;
-    for (int fired = 0; fired < max && (ready = timers.pollReadyEventTimer()) != null; fired++) {
-      fire(ready);
-    }
-    if (!timersReady()) {
-      completeWatermark();
-    }
-  }
-
-  /** Whether an event-time timer before the watermark being fired to waits (firings may set new ones). */
-  private boolean timersReady() {
-    Instant next = timers.nextEventTime();
-    return next != null && next.isBefore(firingTo);
+    makeTimersReady(inputWatermark);
   }
 
   /** Every timer before the new input watermark fired: the output watermark may follow. */
-  private void completeWatermark() {
-    Instant inputWatermark = firingTo;
-    firingTo = null;
+  @Override
+  protected void completeWatermark(Instant inputWatermark) {
     timers.advanceInputWatermark(inputWatermark, holds.min());
     if (!inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       timers.clearProcessingTimers();
@@ -240,51 +166,24 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
 
   @Override
   public void onProcessingTime(Instant now) {
-    timers.advanceProcessingTime(now);
-    KeyedTimers.Entry ready;
-    while ((ready = timers.pollReadyProcessingTimer()) != null) {
-      fire(ready);
-    }
+    fireReadyProcessingTimers(now);
   }
 
+  @Override
   @SuppressWarnings("unchecked")
-  private void fire(KeyedTimers.Entry ready) {
+  protected void fireTimer(KeyedTimers.Entry ready) {
     KeyContext<K> key = (KeyContext<K>) ready.key();
     run(key, KeyedWorkItems.timersWorkItem(key.key(), List.of(ready.data())));
   }
 
   private void run(KeyContext<K> key, KeyedWorkItem<K, V> item) {
     MetricsContainer previous = context.metrics().swap(stepMetrics);
-    current = key;
-    timers.setCurrentKey(key);
+    setCurrent(key);
     try {
-      if (!inBundle) {
-        inBundle = true;
-        runner.startBundle();
-      }
+      startBundleIfNeeded();
       runner.processElement(WindowedValues.valueInGlobalWindow(item));
     } finally {
       context.metrics().swap(previous);
-    }
-  }
-
-  private KeyContext<K> newKey(K k, ByteKey id) {
-    KeyContext<K> key = new KeyContext<>(k, id, new CachedStateInternals(k, id.bytes(), operatorPrefix, state.store(), holds));
-    keys.put(key);
-    return key;
-  }
-
-  /** The key context of a fired event-time timer's encoded key (decoded if not cached). */
-  private KeyContext<?> keyOf(byte[] keyBytes) {
-    ByteKey id = new ByteKey(keyBytes);
-    KeyContext<K> key = keys.get(id);
-    if (key != null) {
-      return key;
-    }
-    try {
-      return newKey(CoderUtils.decodeFromByteArray(keyCoder, keyBytes), id);
-    } catch (CoderException e) {
-      throw new IllegalStateException("cannot decode a timer's key in " + context.stepName(), e);
     }
   }
 
@@ -292,27 +191,17 @@ public final class GroupByKeyOperator<K, V, OutT> implements Operator {
   @Override
   public Instant watermarkHold() {
     Instant hold = holds.min();
-    if (firingTo != null) {
-      Instant next = timers.nextEventTime();
-      if (next != null && next.isBefore(hold)) {
-        hold = next;
-      }
-    }
-    return hold;
+    long firing = firingHoldMillis();
+    return firing < hold.getMillis() ? new Instant(firing) : hold;
   }
 
   @Override
-  public void finishBundle() {
-    if (!inBundle) {
-      return;
-    }
-    inBundle = false;
-    state.requestCommit();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      runner.finishBundle();
-    } finally {
-      context.metrics().swap(previous);
-    }
+  protected void startRunnerBundle() {
+    runner.startBundle();
+  }
+
+  @Override
+  protected void finishRunnerBundle() {
+    runner.finishBundle();
   }
 }

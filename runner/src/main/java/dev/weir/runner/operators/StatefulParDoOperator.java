@@ -1,13 +1,12 @@
 package dev.weir.runner.operators;
 
 import dev.weir.runner.sideinput.SideInputs;
-import dev.weir.runner.state.ByteKey;
 import dev.weir.runner.state.CachedStateInternals;
-import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.state.WatermarkHolds;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -26,7 +25,6 @@ import org.apache.beam.runners.core.StatefulDoFnRunner;
 import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.state.State;
@@ -37,7 +35,6 @@ import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
 import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.util.SerializableUtils;
 import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
 import org.apache.beam.sdk.values.KV;
@@ -54,23 +51,28 @@ import org.joda.time.Instant;
  * drops late elements, sets a cleanup timer per (key, window) at the window's garbage-collection
  * time, and when it fires calls {@code @OnWindowExpiration} and clears the window's state.
  *
- * <p>Keys: elements arrive with their key already encoded by the shuffle writer; per encoded key
- * the operator keeps a {@link KeyContext} (key object, {@link CachedStateInternals} whose cell
- * prefix is built once per key) in a bounded {@link KeyContexts} (recently used keys only: state
- * and event-time timers live in the store, so a dropped context is rebuilt from the key bytes,
- * e.g. when one of its timers fires).
+ * <p>Keys as in {@link KeyedOperator}: a bounded cache of {@link KeyContext}s (key object,
+ * {@link CachedStateInternals}) by encoded key, rebuilt from the key bytes when needed (state and
+ * event-time timers live in the store).
  *
  * <p>Timers: one {@link KeyedTimers} for all keys of the task, with output holds: each pending
  * timer holds the output watermark at its output timestamp. Event-time timers live in the
  * container's store (a timestamp-ordered index with a bounded in-memory heap, opened at
  * {@link #open} so committed timers survive a restart of the run loop) and fire when the input
- * watermark passes them, earliest first (per key and across keys), all ready ones in the bundle
- * that the watermark opens, while runners-core still sees the output watermark of before the
- * advance; a timer set while firing is fired in the same loop if it is ready.
- * Processing-time and synchronized-processing-time timers fire from the run loop's clock. At the
- * end of input (watermark +infinity) every event-time timer fires, then the processing-time timers
- * pending at that moment fire once each (a processing-time timer can no longer wait for a clock
- * that outlives the input); ones they set are dropped.
+ * watermark passes them, earliest first (per key and across keys), while runners-core still sees
+ * the output watermark of before the advance; a timer set while firing fires in the same advance
+ * if it is ready. Processing-time and synchronized-processing-time timers fire from the run loop's
+ * clock. At the end of input (watermark +infinity) every event-time timer fires, then the
+ * processing-time timers pending at that moment fire once each (a processing-time timer can no
+ * longer wait for a clock that outlives the input), each followed by the event-time timers it
+ * made ready; processing-time timers they set are dropped.
+ *
+ * <p>Incremental firing ({@link KeyedOperator}): a watermark only makes timers ready
+ * ({@link #onWatermark}); the task fires them a bounded slice at a time, so the end of input over
+ * a million keys does not put a million timer outputs in the outbox at once. Until the last ready timer fired,
+ * {@link #watermarkHold()} is at most the earliest unfired one (and the output timestamps of the
+ * end-of-input processing-time timers not yet fired), and runners-core's output watermark stays
+ * where it was.
  *
  * <p>{@code @RequiresTimeSortedInput}: a {@link TimeSortedInputRunner} between the two runners
  * buffers each key's elements in store-sorted state and hands them to the DoFn in timestamp order
@@ -87,15 +89,16 @@ import org.joda.time.Instant;
  * and the input watermark the timers and runners-core see, so that no event-time timer (a user
  * timer, or the window's state cleanup) fires at or after a pushed-back element's timestamp
  * before that element has been processed, and the element is not dropped as late when it is.
- * When a retry releases the earliest pushed-back elements, the timers they held fire at once.
+ * When a retry releases the earliest pushed-back elements, the timers they held become ready and
+ * fire as after a watermark.
  *
  * <p>Watermark: {@link #watermarkHold()} is the minimum of the state's watermark holds, the
- * timers' output holds and the earliest pushed-back element's timestamp. State is committed
- * (dirty cache entries written in one batch) after every bundle that ran.
+ * timers' output holds and the earliest pushed-back element's timestamp (and, while timers wait to
+ * fire, the earliest of them). Every bundle that ran asks the container for a state commit.
  *
  * <p>Threading: confined to the task's container thread.
  */
-public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideInputConsumer {
+public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> implements SideInputConsumer {
 
   private final DoFn<KV<K, V>, OutT> prototype;
   private final TupleTag<OutT> mainTag;
@@ -117,21 +120,20 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
   private long pushedBackMinMs = Long.MAX_VALUE;
   /** The input watermark the task delivered last (timers see it lowered by pushed-back elements). */
   private Instant inputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
+  /**
+   * At the end of input, once the event-time timers fired: the processing-time timers pending
+   * then, in firing order, each fired once; null before that point.
+   */
+  private ArrayDeque<KeyedTimers.Entry> endProcessing;
+  /** Output timestamps of {@link #endProcessing}'s timers (polled timers no longer hold in {@link #timers}). */
+  private final WatermarkHolds endProcessingHolds = new WatermarkHolds();
 
-  private final KeyContexts<K> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
-  private final KeyedTimers timers = new KeyedTimers(true);
-  private final WatermarkHolds holds = new WatermarkHolds();
-  private ContainerState state;
-  private byte[] operatorPrefix;
-  private KeyContext<K> current;
-  private OperatorContext context;
-  private MetricsContainer stepMetrics;
   private BundleFinalizers.Finalizer finalizer;
   private DoFnInvoker<KV<K, V>, OutT> invoker;
   private DoFnRunner<KV<K, V>, OutT> runner;
   private Receiver mainOutput;
   private Map<TupleTag<?>, Receiver> additionalOutputs;
-  private boolean inBundle;
+  /** The end of input's firings are done; later processing-time ticks fire nothing. */
   private boolean ended;
 
   /** Describes the ParDo; nothing is instantiated until {@link #open}. */
@@ -163,6 +165,7 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
       DoFnSchemaInformation schemaInformation,
       Map<String, PCollectionView<?>> sideInputMapping,
       List<PCollectionView<?>> sideInputViews) {
+    super(inputCoder.getKeyCoder(), true); // each pending user timer holds the output watermark
     this.sideInputViews = sideInputViews;
     this.prototype = prototype;
     this.mainTag = mainTag;
@@ -177,12 +180,7 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
   @Override
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void open(OperatorContext context) {
-    this.context = context;
-    this.state = context.state();
-    this.operatorPrefix = state.newOperatorPrefix();
-    timers.advanceProcessingTime(new Instant(context.clock().millis()));
-    timers.open(state, windowingStrategy.getWindowFn().windowCoder(), this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
-    this.stepMetrics = context.stepMetrics();
+    openKeyed(context, windowingStrategy.getWindowFn().windowCoder());
     this.mainOutput = context.output(mainTag);
     this.additionalOutputs = new HashMap<>();
     for (TupleTag<?> tag : additionalTags) {
@@ -239,25 +237,10 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
   }
 
   @Override
-  public void accept(WindowedValue<?> element) {
-    @SuppressWarnings("unchecked")
-    K key = ((KV<K, V>) element.getValue()).getKey();
-    try {
-      acceptKeyed(CoderUtils.encodeToByteArray(inputCoder.getKeyCoder(), key), element);
-    } catch (CoderException e) {
-      throw new IllegalStateException("cannot encode a key of " + context.stepName(), e);
-    }
-  }
-
-  @Override
   @SuppressWarnings("unchecked")
   public void acceptKeyed(byte[] keyBytes, WindowedValue<?> element) {
     WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
-    ByteKey id = new ByteKey(keyBytes);
-    KeyContext<K> key = keys.get(id);
-    if (key == null) {
-      key = newKey(kv.getValue().getKey(), id);
-    }
+    KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
     MetricsContainer previous = context.metrics().swap(stepMetrics);
     setCurrent(key);
     try {
@@ -311,13 +294,13 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
     try {
       startBundleIfNeeded();
       for (PushedBack p : retry) {
-        setCurrent((KeyContext<K>) keyOf(p.keyBytes()));
+        setCurrent(keyOf(p.keyBytes()));
         pushBack(p.keyBytes(), pushbackRunner.processElementInReadyWindows((WindowedValue<KV<K, V>>) p.element()));
       }
     } finally {
       context.metrics().swap(previous);
     }
-    fireEventTimers();
+    startFiring();
   }
 
   /** Number of main-input elements waiting for side inputs (for tests). */
@@ -325,62 +308,83 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
     return pushedBack.size();
   }
 
+  /**
+   * Makes the event-time timers before {@code inputWatermark} (lowered to the earliest pushed-back
+   * element) ready; they fire through {@link #fireReadyTimers}, in bounded slices. With none ready
+   * the advance completes at once.
+   */
   @Override
   public void onWatermark(Instant inputWatermark) {
     this.inputWatermark = inputWatermark;
-    fireEventTimers();
+    startFiring();
   }
 
   /**
-   * Fires the event-time timers ready at the input watermark lowered to the earliest pushed-back
-   * element's timestamp, then lets the watermarks runners-core sees advance to it.
+   * Makes the timers ready at the input watermark lowered to the earliest pushed-back element's
+   * timestamp; once they fired, the watermarks runners-core sees advance to it.
    */
-  private void fireEventTimers() {
-    Instant watermark = pushedBackMinMs < inputWatermark.getMillis() ? new Instant(pushedBackMinMs) : inputWatermark;
-    timers.setInputWatermark(watermark); // output watermark moves after the firings
-    KeyedTimers.Entry ready;
-    while ((ready = timers.pollReadyEventTimer()) != null) {
-      fire(ready);
+  private void startFiring() {
+    makeTimersReady(pushedBackMinMs < inputWatermark.getMillis() ? new Instant(pushedBackMinMs) : inputWatermark);
+  }
+
+  /** An event-time timer if one is ready, else (at the end of input) the next pending processing-time timer. */
+  @Override
+  protected void fireNextReady() {
+    KeyedTimers.Entry ready = timers.pollReadyEventTimer();
+    if (ready == null) {
+      ready = endProcessing.poll();
+      endProcessingHolds.replace(ready.data().getOutputTimestamp(), null);
     }
-    if (!ended && !watermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+    fireTimer(ready);
+  }
+
+  /**
+   * Whether a timer waits to fire in the advance to {@link #firingTo()}: a ready event-time timer
+   * (firings may set new ones) or, at the end of input, a processing-time timer pending when the
+   * event-time timers were done (taken out of {@link #timers} at that point, so that ones set by
+   * their firings are not fired).
+   */
+  @Override
+  protected boolean firingLeft() {
+    if (super.firingLeft()) {
+      return true;
+    }
+    if (ended || firingTo().isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+      return false;
+    }
+    if (endProcessing == null) {
+      endProcessing = new ArrayDeque<>();
+      KeyedTimers.Entry entry;
+      while ((entry = timers.pollAnyProcessingTimer()) != null) {
+        endProcessing.add(entry);
+        endProcessingHolds.replace(null, entry.data().getOutputTimestamp());
+      }
+    }
+    return !endProcessing.isEmpty();
+  }
+
+  /** Every timer of the advance fired: runners-core's watermarks follow; at the end, keys are dropped. */
+  @Override
+  protected void completeWatermark(Instant watermark) {
+    if (endProcessing != null && !ended) {
       ended = true;
-      fireProcessingTimersAtEnd();
+      endProcessing = null;
+      timers.clearProcessingTimers();
       keys.clear();
     }
     timers.advanceInputWatermark(watermark, watermarkHold());
   }
 
-  /** End of input: each processing-time timer pending now fires once; timers they set are dropped. */
-  private void fireProcessingTimersAtEnd() {
-    List<KeyedTimers.Entry> pending = new java.util.ArrayList<>();
-    KeyedTimers.Entry entry;
-    while ((entry = timers.pollAnyProcessingTimer()) != null) {
-      pending.add(entry);
+  @Override
+  public void onProcessingTime(Instant now) {
+    if (!ended) {
+      fireReadyProcessingTimers(now);
     }
-    for (KeyedTimers.Entry timer : pending) {
-      fire(timer);
-      KeyedTimers.Entry ready;
-      while ((ready = timers.pollReadyEventTimer()) != null) {
-        fire(ready);
-      }
-    }
-    timers.clearProcessingTimers();
   }
 
   @Override
-  public void onProcessingTime(Instant now) {
-    if (ended) {
-      return;
-    }
-    timers.advanceProcessingTime(now);
-    KeyedTimers.Entry ready;
-    while ((ready = timers.pollReadyProcessingTimer()) != null) {
-      fire(ready);
-    }
-  }
-
   @SuppressWarnings("unchecked")
-  private void fire(KeyedTimers.Entry ready) {
+  protected void fireTimer(KeyedTimers.Entry ready) {
     KeyContext<K> key = (KeyContext<K>) ready.key();
     TimerInternals.TimerData timer = ready.data();
     StateNamespace namespace = timer.getNamespace();
@@ -397,48 +401,26 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
     }
   }
 
-  private void setCurrent(KeyContext<K> key) {
-    current = key;
-    timers.setCurrentKey(key);
-  }
-
-  private KeyContext<K> newKey(K k, ByteKey id) {
-    KeyContext<K> key = new KeyContext<>(k, id, new CachedStateInternals(k, id.bytes(), operatorPrefix, state.store(), holds));
-    keys.put(key);
-    return key;
-  }
-
-  /** The key context of a fired event-time timer's encoded key (decoded if not cached). */
-  private KeyContext<?> keyOf(byte[] keyBytes) {
-    ByteKey id = new ByteKey(keyBytes);
-    KeyContext<K> key = keys.get(id);
-    if (key != null) {
-      return key;
-    }
-    try {
-      return newKey(CoderUtils.decodeFromByteArray(inputCoder.getKeyCoder(), keyBytes), id);
-    } catch (CoderException e) {
-      throw new IllegalStateException("cannot decode a timer's key in " + context.stepName(), e);
+  @Override
+  protected void startRunnerBundle() {
+    if (pushbackRunner != null) {
+      pushbackRunner.startBundle();
+    } else {
+      runner.startBundle();
     }
   }
 
-  private void startBundleIfNeeded() {
-    if (!inBundle) {
-      inBundle = true;
-      if (pushbackRunner != null) {
-        pushbackRunner.startBundle();
-      } else {
-        runner.startBundle();
-      }
-    }
-  }
-
+  /**
+   * The minimum of the state's watermark holds, the pending timers' output timestamps and the
+   * earliest pushed-back element; while timers wait to fire, also of the earliest unfired one.
+   */
   @Override
   public Instant watermarkHold() {
-    Instant stateHold = holds.min();
-    Instant timerHold = timers.outputHold();
-    Instant hold = stateHold.isBefore(timerHold) ? stateHold : timerHold;
-    return pushedBackMinMs < hold.getMillis() ? new Instant(pushedBackMinMs) : hold;
+    long hold = Math.min(holds.minMillis(), timers.outputHold().getMillis());
+    hold = Math.min(hold, pushedBackMinMs);
+    hold = Math.min(hold, firingHoldMillis());
+    hold = Math.min(hold, endProcessingHolds.minMillis()); // empty unless firing at the end of input
+    return new Instant(hold);
   }
 
   /** Key contexts currently cached (bounded by {@link KeyContexts#DEFAULT_CAPACITY}; for tests). */
@@ -447,23 +429,13 @@ public final class StatefulParDoOperator<K, V, OutT> implements Operator, SideIn
   }
 
   @Override
-  public void finishBundle() {
-    if (!inBundle) {
-      return;
+  protected void finishRunnerBundle() {
+    if (pushbackRunner != null) {
+      pushbackRunner.finishBundle();
+    } else {
+      runner.finishBundle();
     }
-    inBundle = false;
-    state.requestCommit();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      if (pushbackRunner != null) {
-        pushbackRunner.finishBundle();
-      } else {
-        runner.finishBundle();
-      }
-    } finally {
-      context.metrics().swap(previous);
-    }
-    finalizer.bundleFinished(); // its callbacks run after the commit requested above
+    finalizer.bundleFinished(); // its callbacks run after the commit requested before
   }
 
   @Override

@@ -134,6 +134,15 @@ public final class KeyedTimers implements TimerInternals {
     return first == null ? null : first.data().getTimestamp();
   }
 
+  /**
+   * Whether an event-time timer is strictly before the input watermark, i.e. whether
+   * {@link #pollReadyEventTimer} would return one.
+   */
+  public boolean hasReadyEventTimer() {
+    TimerIndex.Pending first = eventTime.peek();
+    return first != null && first.data().getTimestamp().getMillis() < inputWatermark.getMillis();
+  }
+
   /** Removes and returns the earliest processing-time timer whatever its time, or null. */
   public Entry pollAnyProcessingTimer() {
     return processingTime.isEmpty() ? null : remove(processingTime.pollFirst());

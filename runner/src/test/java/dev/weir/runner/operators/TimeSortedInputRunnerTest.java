@@ -102,7 +102,7 @@ class TimeSortedInputRunnerTest {
       assertThat(out).isEmpty();
       assertThat(op.watermarkHold()).isEqualTo(new Instant(0));
 
-      op.onWatermark(new Instant(1000));
+      OperatorDriver.advance(op, new Instant(1000));
       op.finishBundle();
       List<Long> a = seen("a", 0);
       List<Long> b = seen("b", 0);
@@ -114,7 +114,7 @@ class TimeSortedInputRunnerTest {
       int before = out.size();
       op.accept(element("a", 999)); // late: before the watermark, no allowed lateness
       op.accept(element("a", 1500)); // not late
-      op.onWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE);
+      OperatorDriver.advance(op, BoundedWindow.TIMESTAMP_MAX_VALUE);
       op.finishBundle();
       List<Long> restA = seen("a", before);
       List<Long> restB = seen("b", before);
@@ -131,15 +131,15 @@ class TimeSortedInputRunnerTest {
       StatefulParDoOperator<String, Long, String> op = open(state, Duration.millis(100));
       op.accept(element("k", 50));
       op.accept(element("k", 10));
-      op.onWatermark(new Instant(60)); // 10 + 100 not yet passed
+      OperatorDriver.advance(op, new Instant(60)); // 10 + 100 not yet passed
       assertThat(out).isEmpty();
       op.accept(element("k", 5)); // behind the watermark but within the allowed lateness
-      op.onWatermark(new Instant(106)); // passes 5 + 100
+      OperatorDriver.advance(op, new Instant(106)); // passes 5 + 100
       op.finishBundle();
       assertThat(seen("k", 0)).containsExactly(5L, 10L, 50L);
       op.accept(element("k", 4)); // 4 + 100 < 106: dropped
       op.accept(element("k", 200));
-      op.onWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE);
+      OperatorDriver.advance(op, BoundedWindow.TIMESTAMP_MAX_VALUE);
       op.finishBundle();
       assertThat(seen("k", 0)).containsExactly(5L, 10L, 50L, 200L);
       op.close();

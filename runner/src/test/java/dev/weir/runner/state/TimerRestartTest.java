@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.operators.OperatorContext;
+import dev.weir.runner.operators.OperatorDriver;
 import dev.weir.runner.operators.StatefulParDoOperator;
 import dev.weir.runner.time.JobClock;
 import dev.weir.state.StateBackend;
@@ -89,7 +90,7 @@ class TimerRestartTest {
       op.accept(WindowedValues.timestampedValueInGlobalWindow(KV.of(key, ts), new Instant(0)));
     }
     op.finishBundle();
-    op.onWatermark(new Instant(20_000));
+    OperatorDriver.advance(op, new Instant(20_000));
     op.finishBundle();
     state.commit();
     op.close();
@@ -99,7 +100,7 @@ class TimerRestartTest {
     List<KV<String, Long>> afterRestart = new ArrayList<>();
     ContainerState reopened = new ContainerState(StateBackend.ROCKSDB, dir, 100, "run-2");
     op = open(reopened, afterRestart);
-    op.onWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE);
+    OperatorDriver.advance(op, BoundedWindow.TIMESTAMP_MAX_VALUE);
     op.finishBundle();
     op.close();
     reopened.close();

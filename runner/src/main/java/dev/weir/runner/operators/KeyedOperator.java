@@ -1,0 +1,250 @@
+package dev.weir.runner.operators;
+
+import dev.weir.runner.state.ByteKey;
+import dev.weir.runner.state.CachedStateInternals;
+import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.state.KeyContext;
+import dev.weir.runner.state.KeyContexts;
+import dev.weir.runner.state.KeyedTimers;
+import dev.weir.runner.state.WatermarkHolds;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderException;
+import org.apache.beam.sdk.metrics.MetricsContainer;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.util.CoderUtils;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.WindowedValue;
+import org.joda.time.Instant;
+
+/**
+ * What the keyed operators ({@link GroupByKeyOperator}, {@link StatefulParDoOperator}) share: key
+ * contexts over the container's state, one {@link KeyedTimers} for all keys of the task, the
+ * firing of ready event-time timers in bounded slices, and the end of a bundle.
+ *
+ * <p>Keys: the task receives each element with its key already encoded by the upstream shuffle
+ * writer; the encoded bytes identify the key (Beam groups by encoding). Per key the operator keeps
+ * a {@link KeyContext} (key object, {@link CachedStateInternals} whose cell prefix, the encoded
+ * key, is built once per key) in a bounded {@link KeyContexts} of recently used keys; everything
+ * else about a key (state cells, event-time timers) is in the store, so a dropped context is
+ * rebuilt from the encoded key when the key is seen again or one of its timers fires.
+ *
+ * <p>Incremental firing: a watermark only makes event-time timers ready
+ * ({@link #makeTimersReady}); the task fires them a bounded slice at a time
+ * ({@link #fireReadyTimers}), pausing while its outbox is blocked, so the end of input over a
+ * million keys does not put a million timer outputs in the outbox at once. Subclasses keep their
+ * output watermark ({@link #watermarkHold()}) at most at {@link #firingHoldMillis()} meanwhile,
+ * and advance the watermarks runners-core sees only in {@link #completeWatermark}, after the last
+ * ready timer fired.
+ *
+ * <p>Bundles: a bundle starts at the first runner call ({@link #startBundleIfNeeded}); its end
+ * asks the container for a state commit (dirty cache entries are written in one batch at the
+ * container's commit point) and finishes the runner in the step's metrics scope.
+ *
+ * <p>Threading: confined to the task's container thread, as are all fields.
+ *
+ * @param <K> the key type
+ */
+abstract class KeyedOperator<K> implements Operator {
+  private final Coder<K> keyCoder;
+  /** Recently used key contexts; timers and state survive a context's eviction in the store. */
+  protected final KeyContexts<K> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
+  protected final KeyedTimers timers;
+  /** The state's watermark holds, over all keys and windows. */
+  protected final WatermarkHolds holds = new WatermarkHolds();
+  /** Set by {@link #openKeyed}. */
+  protected OperatorContext context;
+  /** Set by {@link #openKeyed}. */
+  protected ContainerState state;
+  /** This step's metrics container, installed around every user-code call; set by {@link #openKeyed}. */
+  protected MetricsContainer stepMetrics;
+  /** The key whose state and timers runners-core's calls refer to ({@link #setCurrent}). */
+  protected KeyContext<K> current;
+  private byte[] operatorPrefix;
+  private boolean inBundle;
+  /** The watermark whose ready timers are being fired, or null when none wait. */
+  private Instant firingTo;
+
+  /**
+   * @param keyCoder encodes keys of elements handed to {@link #accept} (the shuffle's encoding)
+   * @param timersHoldOutput whether each pending timer holds the output watermark at its output
+   *     timestamp (see {@link KeyedTimers#KeyedTimers(boolean)})
+   */
+  KeyedOperator(Coder<K> keyCoder, boolean timersHoldOutput) {
+    this.keyCoder = keyCoder;
+    this.timers = new KeyedTimers(timersHoldOutput);
+  }
+
+  /**
+   * Takes the context and opens the timers over the container's state. Subclasses call it first
+   * in {@link #open}: it takes operator prefixes from the state, which must happen at the same point
+   * on every run so that committed state and timers are found again.
+   */
+  protected final void openKeyed(OperatorContext context, Coder<? extends BoundedWindow> windowCoder) {
+    this.context = context;
+    this.state = context.state();
+    this.operatorPrefix = state.newOperatorPrefix();
+    this.stepMetrics = context.stepMetrics();
+    timers.advanceProcessingTime(new Instant(context.clock().millis()));
+    timers.open(state, windowCoder, this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
+  }
+
+  /** Encodes the element's key and hands it to {@link #acceptKeyed}; for input that skipped the shuffle. */
+  @Override
+  public final void accept(WindowedValue<?> element) {
+    @SuppressWarnings("unchecked")
+    K key = ((KV<K, ?>) element.getValue()).getKey();
+    try {
+      acceptKeyed(CoderUtils.encodeToByteArray(keyCoder, key), element);
+    } catch (CoderException e) {
+      throw new IllegalStateException("cannot encode a key of " + context.stepName(), e);
+    }
+  }
+
+  /** The context of {@code key}, whose encoding is {@code keyBytes}; created if not cached. */
+  protected final KeyContext<K> keyContext(byte[] keyBytes, K key) {
+    ByteKey id = new ByteKey(keyBytes);
+    KeyContext<K> known = keys.get(id);
+    return known != null ? known : newKey(key, id);
+  }
+
+  /** The key context of a fired timer's encoded key (decoded if not cached). */
+  protected final KeyContext<K> keyOf(byte[] keyBytes) {
+    ByteKey id = new ByteKey(keyBytes);
+    KeyContext<K> key = keys.get(id);
+    if (key != null) {
+      return key;
+    }
+    try {
+      return newKey(CoderUtils.decodeFromByteArray(keyCoder, keyBytes), id);
+    } catch (CoderException e) {
+      throw new IllegalStateException("cannot decode a timer's key in " + context.stepName(), e);
+    }
+  }
+
+  private KeyContext<K> newKey(K k, ByteKey id) {
+    KeyContext<K> key = new KeyContext<>(k, id, new CachedStateInternals(k, id.bytes(), operatorPrefix, state.store(), holds));
+    keys.put(key);
+    return key;
+  }
+
+  /** Makes {@code key} the one runners-core's state and timer calls refer to. */
+  protected final void setCurrent(KeyContext<K> key) {
+    current = key;
+    timers.setCurrentKey(key);
+  }
+
+  /**
+   * Makes the event-time timers before {@code watermark} ready for {@link #fireReadyTimers}; with
+   * none ready (see {@link #firingLeft}) the advance completes at once.
+   */
+  protected final void makeTimersReady(Instant watermark) {
+    timers.setInputWatermark(watermark); // the output watermark moves in completeWatermark
+    if (firingTo == null || watermark.isAfter(firingTo)) {
+      firingTo = watermark;
+    }
+    if (!firingLeft()) {
+      complete();
+    }
+  }
+
+  @Override
+  public final boolean hasReadyTimers() {
+    return firingTo != null;
+  }
+
+  @Override
+  public final void fireReadyTimers(int max) {
+    if (firingTo == null) {
+      return;
+    }
+    for (int fired = 0; fired < max && firingLeft(); fired++) {
+      fireNextReady();
+    }
+    if (!firingLeft()) {
+      complete();
+    }
+  }
+
+  private void complete() {
+    Instant watermark = firingTo;
+    firingTo = null;
+    completeWatermark(watermark);
+  }
+
+  /** The watermark being fired to, or null when no timers wait ({@link #hasReadyTimers()}). */
+  protected final Instant firingTo() {
+    return firingTo;
+  }
+
+  /**
+   * Whether a timer waits to fire in the advance to {@link #firingTo()}: by default, whether an
+   * event-time timer is ready (firings may set new ones). Only called while firing.
+   */
+  protected boolean firingLeft() {
+    return timers.hasReadyEventTimer();
+  }
+
+  /** Fires the next timer of the advance; only called after {@link #firingLeft()} returned true. */
+  protected void fireNextReady() {
+    fireTimer(timers.pollReadyEventTimer());
+  }
+
+  /**
+   * The earliest unfired event-time timer's timestamp in epoch ms while timers wait to fire, else
+   * {@link Long#MAX_VALUE}: the most the output watermark may be meanwhile.
+   */
+  protected final long firingHoldMillis() {
+    if (firingTo == null) {
+      return Long.MAX_VALUE;
+    }
+    Instant next = timers.nextEventTime();
+    return next == null ? Long.MAX_VALUE : next.getMillis();
+  }
+
+  /** Advances the clock runners-core sees to {@code now} and fires the ready processing-time timers. */
+  protected final void fireReadyProcessingTimers(Instant now) {
+    timers.advanceProcessingTime(now);
+    KeyedTimers.Entry ready;
+    while ((ready = timers.pollReadyProcessingTimer()) != null) {
+      fireTimer(ready);
+    }
+  }
+
+  /** Fires {@code timer} for its key through the runner (in the step's metrics scope). */
+  protected abstract void fireTimer(KeyedTimers.Entry timer);
+
+  /**
+   * Every timer of the advance to {@code watermark} fired ({@link #hasReadyTimers()} is false
+   * again): the watermarks runners-core sees may follow.
+   */
+  protected abstract void completeWatermark(Instant watermark);
+
+  /** Starts the runner's bundle unless one is open; called in the step's metrics scope. */
+  protected final void startBundleIfNeeded() {
+    if (!inBundle) {
+      inBundle = true;
+      startRunnerBundle();
+    }
+  }
+
+  /** Starts the runner's bundle (in the step's metrics scope). */
+  protected abstract void startRunnerBundle();
+
+  /** Finishes the runner's bundle (in the step's metrics scope), after the commit was requested. */
+  protected abstract void finishRunnerBundle();
+
+  @Override
+  public final void finishBundle() {
+    if (!inBundle) {
+      return;
+    }
+    inBundle = false;
+    state.requestCommit();
+    MetricsContainer previous = context.metrics().swap(stepMetrics);
+    try {
+      finishRunnerBundle();
+    } finally {
+      context.metrics().swap(previous);
+    }
+  }
+}
