@@ -9,13 +9,11 @@ import org.apache.beam.sdk.PipelineRunner;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsValidator;
+import org.apache.beam.sdk.runners.AppliedPTransform;
 import org.apache.beam.sdk.runners.PTransformOverride;
 import org.apache.beam.runners.core.SplittableParDoViaKeyedWorkItems;
-import org.apache.beam.sdk.runners.TransformHierarchy;
-import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
-import org.apache.beam.sdk.util.construction.PTransformTranslation;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.util.construction.DeduplicatedFlattenFactory;
 import org.apache.beam.sdk.util.construction.PTransformMatchers;
@@ -28,8 +26,9 @@ import org.slf4j.LoggerFactory;
  * Runs a Beam pipeline on Weir's embedded Samza-style executor.
  *
  * <p>{@link #run} (1) replaces SDF-wrapped reads by primitive reads and applies runners-core's
- * overrides (bounded splittable DoFns expanded naively, unbounded ones into keyed work items with
- * checkpoints, duplicate Flatten inputs made distinct),
+ * overrides (bounded splittable DoFns expanded naively, unbounded ones, and bounded ones taking a
+ * {@code BundleFinalizer}, into keyed work items with checkpoints; duplicate Flatten inputs made
+ * distinct),
  * (2) translates the pipeline into a {@link JobPlan} of fused stages, logging it as text (INFO)
  * and DOT (DEBUG), failing with {@link UnsupportedOperationException} on a transform it cannot run,
  * and (3) starts the executor and returns at once; use
@@ -76,40 +75,45 @@ public final class WeirRunner extends PipelineRunner<WeirPipelineResult> {
    */
   public static JobPlan translate(Pipeline pipeline, WeirPipelineOptions options) {
     SplittableParDo.convertReadBasedSplittableDoFnsToPrimitiveReadsIfNecessary(pipeline);
-    rejectBoundedSplittableBundleFinalization(pipeline);
     pipeline.replaceAll(overrides());
     return PipelineTranslator.translate(pipeline, options);
   }
 
   /**
-   * Bounded splittable DoFns run through {@link SplittableParDoNaiveBounded}, which processes a
-   * whole restriction within one call and gives the DoFn no {@code BundleFinalizer} (it throws);
-   * fail at translation with the transform's name instead of at run time.
+   * Matches the {@code ProcessKeyedElements} of a bounded splittable DoFn that takes a
+   * {@code BundleFinalizer} (in {@code @ProcessElement}, {@code @StartBundle} or
+   * {@code @FinishBundle}). Such a DoFn expects its callbacks to run while it still works (it may
+   * checkpoint until one has run), so it must not go through {@link SplittableParDoNaiveBounded},
+   * which processes a whole restriction in one call and has no finalizer; it takes the keyed-work-
+   * items path instead, whose operator checkpoints, commits and finalizes between calls.
    */
-  private static void rejectBoundedSplittableBundleFinalization(Pipeline pipeline) {
-    pipeline.traverseTopologically(new Pipeline.PipelineVisitor.Defaults() {
-      @Override
-      public void visitPrimitiveTransform(TransformHierarchy.Node node) {
-        if (node.getTransform() instanceof ParDo.MultiOutput<?, ?> parDo) {
-          DoFnSignature signature = DoFnSignatures.getSignature(parDo.getFn().getClass());
-          if (signature.processElement().isSplittable()
-              && signature.isBoundedPerElement() == PCollection.IsBounded.BOUNDED
-              && signature.processElement().extraParameters().stream()
-                  .anyMatch(p -> p instanceof DoFnSignature.Parameter.BundleFinalizerParameter)) {
-            throw new UnsupportedOperationException("WeirRunner cannot run transform '" + node.getFullName()
-                + "' (URN " + PTransformTranslation.PAR_DO_TRANSFORM_URN + "): a bounded splittable DoFn that takes a "
-                + "BundleFinalizer is not supported (bounded splittable DoFns run through SplittableParDoNaiveBounded, "
-                + "which has no bundle finalizer)");
-          }
-        }
-      }
-    });
+  static boolean isBoundedSplittableTakingABundleFinalizer(AppliedPTransform<?, ?, ?> application) {
+    if (!(application.getTransform() instanceof SplittableParDo.ProcessKeyedElements<?, ?, ?, ?> keyed)) {
+      return false;
+    }
+    DoFnSignature signature = DoFnSignatures.getSignature(keyed.getFn().getClass());
+    return signature.isBoundedPerElement() == PCollection.IsBounded.BOUNDED && takesBundleFinalizer(signature);
+  }
+
+  /** Whether any of the DoFn's process or bundle methods takes a {@code BundleFinalizer}. */
+  private static boolean takesBundleFinalizer(DoFnSignature signature) {
+    return hasBundleFinalizer(signature.processElement())
+        || (signature.startBundle() != null && hasBundleFinalizer(signature.startBundle()))
+        || (signature.finishBundle() != null && hasBundleFinalizer(signature.finishBundle()));
+  }
+
+  private static boolean hasBundleFinalizer(DoFnSignature.MethodWithExtraParameters method) {
+    return method.extraParameters().stream()
+        .anyMatch(p -> p instanceof DoFnSignature.Parameter.BundleFinalizerParameter);
   }
 
   @SuppressWarnings({"rawtypes", "unchecked"})
   private static List<PTransformOverride> overrides() {
     return List.of(
         PTransformOverride.of(PTransformMatchers.splittableParDo(), new SplittableParDo.OverrideFactory()),
+        // before the naive expansion, which would otherwise take these bounded SDFs too
+        PTransformOverride.of(WeirRunner::isBoundedSplittableTakingABundleFinalizer,
+            new SplittableParDoViaKeyedWorkItems.OverrideFactory()),
         PTransformOverride.of(PTransformMatchers.splittableProcessKeyedBounded(),
             new SplittableParDoNaiveBounded.OverrideFactory()),
         PTransformOverride.of(PTransformMatchers.splittableProcessKeyedUnbounded(),

@@ -76,6 +76,33 @@ class UnboundedSplittableDoFnPlanTest {
     }
   }
 
+  @DoFn.BoundedPerElement
+  static final class BoundedFinalizingRangeFn extends RangeFn {
+    @ProcessElement
+    public void process(RestrictionTracker<OffsetRange, Long> tracker, BundleFinalizer finalizer,
+        OutputReceiver<Long> out) {
+      finalizer.afterBundleCommit(Instant.now().plus(60_000), () -> {});
+      for (long i = tracker.currentRestriction().getFrom(); tracker.tryClaim(i); i++) {
+        out.output(i);
+      }
+    }
+  }
+
+  @DoFn.BoundedPerElement
+  static final class FinalizingAtFinishBundleFn extends RangeFn {
+    @ProcessElement
+    public void process(RestrictionTracker<OffsetRange, Long> tracker, OutputReceiver<Long> out) {
+      for (long i = tracker.currentRestriction().getFrom(); tracker.tryClaim(i); i++) {
+        out.output(i);
+      }
+    }
+
+    @FinishBundle
+    public void finish(BundleFinalizer finalizer) {
+      finalizer.afterBundleCommit(Instant.now().plus(60_000), () -> {});
+    }
+  }
+
   @Test
   void unboundedSdfRunsOnAKeyedStageFedByAShuffleAndABroadcastPerSideInput() {
     Pipeline p = Pipelines.create(true);
@@ -102,15 +129,35 @@ class UnboundedSplittableDoFnPlanTest {
   }
 
   @Test
-  void unboundedSdfTakingABundleFinalizerIsRejectedNamingTheTransform() {
+  void unboundedSdfTakingABundleFinalizerRunsOnAKeyedStage() {
     Pipeline p = Pipelines.create(true);
     p.apply(Create.of(3L)).apply("Finalizing", ParDo.of(new FinalizingRangeFn()));
+    JobPlan plan = WeirRunner.translate(p, Pipelines.options(true));
 
-    assertThatThrownBy(() -> WeirRunner.translate(p, Pipelines.options(true)))
+    assertThat(plan.stages()).anySatisfy(s -> assertThat(kinds(s)).first().isEqualTo("SplittableProcess"));
+  }
+
+  @Test
+  void boundedSdfTakingABundleFinalizerRunsOnAKeyedStageInsteadOfTheNaiveExpansion() {
+    Pipeline p = Pipelines.create(false);
+    p.apply(Create.of(3L)).apply("Finalizing", ParDo.of(new BoundedFinalizingRangeFn()));
+    JobPlan plan = WeirRunner.translate(p, Pipelines.options(false));
+
+    StagePlan sdf = plan.stages().stream().filter(s -> kinds(s).contains("SplittableProcess")).findFirst().orElseThrow();
+    assertThat(kinds(sdf).get(0)).isEqualTo("SplittableProcess");
+    assertThat(sdf.inputs()).extracting(i -> i.stream().kind()).containsExactly(StreamPlan.Kind.SHUFFLE);
+  }
+
+  @Test
+  void sdfTakingABundleFinalizerInFinishBundleIsRejectedNamingTheTransform() {
+    Pipeline p = Pipelines.create(false);
+    p.apply(Create.of(3L)).apply("FinalizingAtFinish", ParDo.of(new FinalizingAtFinishBundleFn()));
+
+    assertThatThrownBy(() -> WeirRunner.translate(p, Pipelines.options(false)))
         .isInstanceOf(UnsupportedOperationException.class)
-        .hasMessageContaining("Finalizing")
+        .hasMessageContaining("FinalizingAtFinish")
         .hasMessageContaining("beam:runners_core:transforms:splittable_process:v1")
-        .hasMessageContaining("BundleFinalizer");
+        .hasMessageContaining("BundleFinalizer in finish");
   }
 
   private static List<String> kinds(StagePlan stage) {

@@ -81,6 +81,9 @@ public final class BundleFinalizers {
     }
     List<Registered> batch = new ArrayList<>(finished); // taken out first: each runs at most once
     finished.clear();
+    for (Registered r : batch) {
+      r.owner().committing = 0;
+    }
     long now = wallClockMs.getAsLong();
     int ran = 0;
     for (Registered r : batch) {
@@ -113,6 +116,8 @@ public final class BundleFinalizers {
     private final MetricsSwitch metrics;
     private final MetricsContainer stepMetrics;
     private final List<Registered> open = new ArrayList<>();
+    /** Callbacks of this operator's finished bundles waiting for the commit. */
+    private int committing;
 
     private Finalizer(String stepName, MetricsSwitch metrics, MetricsContainer stepMetrics) {
       this.stepName = stepName;
@@ -133,8 +138,18 @@ public final class BundleFinalizers {
     public void bundleFinished() {
       if (!open.isEmpty()) {
         finished.addAll(open);
+        committing += open.size();
         open.clear();
       }
+    }
+
+    /**
+     * Whether callbacks this operator registered have not run yet: registered in the open bundle,
+     * or in a finished one whose commit has not happened. An operator that lets a DoFn wait for its
+     * callbacks (a splittable DoFn resuming until one ran) defers that DoFn's next call meanwhile.
+     */
+    public boolean hasUncommitted() {
+      return !open.isEmpty() || committing > 0;
     }
 
     /** Number of callbacks registered in the open bundle (for tests). */

@@ -49,8 +49,10 @@ import org.joda.time.Duration;
 import org.joda.time.Instant;
 
 /**
- * Runs an unbounded splittable DoFn: the {@link ProcessElements} primitive that runners-core's
- * {@code SplittableParDoViaKeyedWorkItems} override produces, on a keyed stage fed by a SHUFFLE
+ * Runs a splittable DoFn with checkpoints: the {@link ProcessElements} primitive that runners-core's
+ * {@code SplittableParDoViaKeyedWorkItems} override produces for unbounded SDFs, and for bounded
+ * ones that take a {@code BundleFinalizer} (WeirRunner keeps other bounded SDFs on the naive
+ * expansion), on a keyed stage fed by a SHUFFLE
  * stream (the translation of {@code GBKIntoKeyedWorkItems}) keyed by the unique random key that
  * the SDF expansion gives every (element, restriction) pair.
  *
@@ -89,9 +91,17 @@ import org.joda.time.Instant;
  * the task, or by this operator after the resumes of a processing-time tick (the task only closes
  * bundles that counted input elements); finishing a bundle requests a state commit.
  *
- * <p>Bundle finalization: the invoker asks {@link #bundleFinalizer()} when a DoFn takes a
- * {@code BundleFinalizer}; not supported yet (the translator rejects such DoFns). A finalizer that
- * runs callbacks after the bundle's state commit can be plugged in there.
+ * <h2>Bundle finalization</h2>
+ *
+ * A DoFn's {@code BundleFinalizer} is this operator's {@link BundleFinalizers.Finalizer}: the
+ * callbacks a call registers belong to the open bundle and run after the container's commit that
+ * follows the bundle's end ({@link #finishBundle}), i.e. once the bundle's outputs were handed on
+ * (to the fused operators downstream or the task's streams) and its state, including the
+ * checkpointed residuals, is committed. A processing-time tick ends the bundle once a call
+ * registered callbacks, before resuming anything more ({@link #onProcessingTime}), so checkpoints,
+ * commits and callbacks interleave: a DoFn that checkpoints until one of its callbacks has run (as
+ * readers acknowledging messages do) sees it run before its next resume, without waiting for the
+ * task's bundle limits. The callbacks of a bundle the job never finishes do not run.
  *
  * <p>Threading: confined to the task's container thread, except the invoker's checkpoint, which
  * runs on the shared scheduler thread and only splits the (synchronized) restriction tracker.
@@ -133,6 +143,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   private OperatorContext context;
   private MetricsContainer stepMetrics;
   private DoFnInvoker<?, ?> invoker;
+  private BundleFinalizers.Finalizer finalizer;
   private PushbackSideInputDoFnRunner<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>, OutputT> runner;
   private SideInputs sideInputs;
   private List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> waiting = new ArrayList<>();
@@ -177,6 +188,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     this.manualClock = context.clock() instanceof ManualJobClock;
     this.stepMetrics = context.stepMetrics();
     this.timers = new ResumeTimers(context.stepName());
+    this.finalizer = context.newFinalizer();
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
     this.mainTag = transform.getMainOutputTag();
     this.mainOutput = context.output(mainTag);
@@ -206,7 +218,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     Router router = new Router();
     processFn.setProcessElementInvoker(new OutputAndTimeBoundedSplittableProcessElementInvoker(
         processFn.getFn(), context.options(), router, mainTag, reader, Scheduler.INSTANCE, maxOutputsPerCall,
-        maxCallDuration, (Supplier<DoFn.BundleFinalizer>) this::bundleFinalizer));
+        maxCallDuration, (Supplier<DoFn.BundleFinalizer>) () -> finalizer));
     StateInternals currentState = new CurrentKeyState();
     StepContext stepContext = new StepContext() {
       @Override
@@ -222,17 +234,6 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     runner = (PushbackSideInputDoFnRunner) DoFnRunners.newProcessFnRunner((ProcessFn) processFn, context.options(),
         sideInputViews, reader, router, mainTag, additionalTags, stepContext, (Coder) inputCoder, outputCoders,
         windowingStrategy, DoFnSchemaInformation.create(), transform.getSideInputMapping());
-  }
-
-  /**
-   * The bundle finalizer a DoFn asks for. Not supported yet: the translator rejects SDFs that take
-   * one, so this is reached only if that check is bypassed.
-   *
-   * @throws UnsupportedOperationException always
-   */
-  private DoFn.BundleFinalizer bundleFinalizer() {
-    throw new UnsupportedOperationException("WeirRunner cannot run '" + context.stepName()
-        + "': bundle finalization (DoFn.BundleFinalizer) is not supported yet");
   }
 
   @Override
@@ -322,11 +323,20 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
    * {@value #RESUME_BUDGET_NANOS} ns of wall time and while the tick's outputs stay under
    * {@code maxOutputsPerCall}, so that a DoFn resuming without delay does not wait for the next
    * tick per checkpoint, yet the other tasks of the container, and the back-pressure of a blocked
-   * outbox, get their turn.
+   * outbox, get their turn. Rounds also stop once a call registered bundle finalization callbacks,
+   * and a tick that finds callbacks not run yet (of seed calls, or of a bundle whose commit is still
+   * to come) resumes nothing and only ends the bundle: the container's commit after the tick runs
+   * the callbacks before any later resume of this task.
    */
   @Override
   public void onProcessingTime(Instant now) {
     timers.advanceProcessingTime(now);
+    if (finalizer.hasUncommitted()) {
+      // calls registered callbacks not run yet: end their bundle (if open) so that the container's
+      // commit after this tick runs them, and resume from the next tick on (a DoFn may wait for them)
+      finishBundle();
+      return;
+    }
     boolean fireAll = manualClock && inputEnded; // a manual clock never moves again
     long startNanos = System.nanoTime();
     long outputsAtStart = outputs;
@@ -347,8 +357,9 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
           break;
         }
         any = true;
-        if (System.nanoTime() - startNanos >= RESUME_BUDGET_NANOS || outputs - outputsAtStart >= maxOutputsPerCall) {
-          break;
+        if (System.nanoTime() - startNanos >= RESUME_BUDGET_NANOS || outputs - outputsAtStart >= maxOutputsPerCall
+            || finalizer.pending() > 0) {
+          break; // (callbacks registered: they run at the commit after this tick, before the next resumes)
         }
         if (!fireAll) {
           long clockMs = context.clock().millis();
@@ -421,6 +432,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     } finally {
       context.metrics().swap(previous);
     }
+    finalizer.bundleFinished(); // its callbacks run after the commit requested above
   }
 
   @Override

@@ -73,9 +73,11 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * SHUFFLE stream ({@link #statefulParDo}), plus BROADCAST streams for its side inputs; so does
  * one whose {@code @ProcessElement} is {@code @RequiresTimeSortedInput} (sorting needs keyed
  * state). Splittable DoFns arrive expanded: bounded ones as plain ParDos (naive expansion),
- * unbounded ones as {@code GBKIntoKeyedWorkItems} + {@code ProcessElements}, a keyed stage of
- * {@link SplittableProcessOperator} ({@link #splittableProcessElements}). Not yet supported:
- * SDFs taking a {@code BundleFinalizer}.
+ * unbounded ones, and bounded ones taking a {@code BundleFinalizer}, as
+ * {@code GBKIntoKeyedWorkItems} + {@code ProcessElements}, a keyed stage of
+ * {@link SplittableProcessOperator} ({@link #splittableProcessElements}). Not supported: an SDF
+ * taking a {@code BundleFinalizer} in {@code @StartBundle} or {@code @FinishBundle} (runners-core's
+ * {@code ProcessFn} offers none there).
  *
  * <p>Threading: used once, on the thread that called {@code run()}.
  */
@@ -475,7 +477,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     registerOutputs(node, from.stage(), spec);
   }
 
-  // ---- unbounded splittable DoFns ----------------------------------------------------------------
+  // ---- splittable DoFns via keyed work items ---------------------------------------------------
 
   /** A {@code GBKIntoKeyedWorkItems} waiting for its {@code ProcessElements}: the shuffle to cut. */
   private record KeyedWorkItemsInput(Producer from, Coder<?> keyCoder, TransformHierarchy.Node node) {}
@@ -485,7 +487,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
 
   /**
    * {@code GBKIntoKeyedWorkItems} (from runners-core's {@link SplittableParDoViaKeyedWorkItems}
-   * override of an unbounded SDF) becomes the SHUFFLE stream in front of its
+   * override of an SDF) becomes the SHUFFLE stream in front of its
    * {@code ProcessElements}; both are translated when the latter is visited, since the work items
    * exist only inside the consuming operator.
    */
@@ -501,7 +503,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
   }
 
   /**
-   * An unbounded SDF's {@code ProcessElements} starts a keyed stage of {@code --parallelism}
+   * The {@code ProcessElements} of an unbounded SDF (or of a bounded one taking a
+   * {@code BundleFinalizer}) starts a keyed stage of {@code --parallelism}
    * partitions, fed by a SHUFFLE stream on the unique key of each (element, restriction) and one
    * BROADCAST stream per side input, running {@link SplittableProcessOperator}.
    */
@@ -514,10 +517,13 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
       throw unsupported(node, "its input does not come from GBKIntoKeyedWorkItems");
     }
     DoFnSignature signature = DoFnSignatures.getSignature(process.getFn().getClass());
-    for (DoFnSignature.Parameter parameter : signature.processElement().extraParameters()) {
-      if (parameter instanceof DoFnSignature.Parameter.BundleFinalizerParameter) {
-        throw unsupported(node, "splittable DoFn " + process.getFn().getClass().getName()
-            + " takes a BundleFinalizer; bundle finalization is not supported yet");
+    for (DoFnSignature.BundleMethod method : new DoFnSignature.BundleMethod[] {signature.startBundle(),
+        signature.finishBundle()}) {
+      if (method != null && method.extraParameters().stream()
+          .anyMatch(p -> p instanceof DoFnSignature.Parameter.BundleFinalizerParameter)) {
+        throw unsupported(node, "splittable DoFn " + process.getFn().getClass().getName() + " takes a "
+            + "BundleFinalizer in " + method.targetMethod().getName() + " (a @StartBundle/@FinishBundle method); "
+            + "splittable DoFns get one only in @ProcessElement");
       }
     }
     Map<TupleTag<?>, Coder<?>> outputCoders = new HashMap<>();

@@ -18,7 +18,7 @@ import org.joda.time.Instant;
 
 /**
  * Test source: one split of the longs {@code 0..count-1} (timestamp = value), whose watermark
- * reaches +infinity after the last one. Its checkpoint marks record when they are taken and
+ * reaches +infinity after the last one; a reader created from a mark resumes after its position. Its checkpoint marks record when they are taken and
  * finalized into a {@link Log} shared by id (the runner may serialize the source), together with
  * how many elements a downstream step had seen ({@link Log#emitted}) at finalization.
  *
@@ -78,7 +78,7 @@ public final class FinalizationRecordingSource extends UnboundedSource<Long, Fin
 
   @Override
   public UnboundedReader<Long> createReader(PipelineOptions options, Mark checkpointMark) {
-    return new Reader();
+    return new Reader(checkpointMark == null ? 0 : checkpointMark.position);
   }
 
   @Override
@@ -94,6 +94,11 @@ public final class FinalizationRecordingSource extends UnboundedSource<Long, Fin
   private final class Reader extends UnboundedReader<Long> {
     private long next; // elements read so far
     private Long current;
+
+    /** A reader resuming after the first {@code position} elements (a mark's position). */
+    Reader(long position) {
+      this.next = position;
+    }
 
     @Override
     public boolean start() throws IOException {

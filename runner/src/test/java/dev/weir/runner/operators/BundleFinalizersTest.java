@@ -53,4 +53,20 @@ class BundleFinalizersTest {
     assertThat(finalizers.runCommitted()).isEqualTo(1);
     assertThat(ran).containsExactly("second");
   }
+
+  @Test
+  void anOperatorHasUncommittedCallbacksFromRegistrationUntilTheCommitRanThem() {
+    BundleFinalizers.Finalizer op = finalizers.finalizer("Step", null, null);
+    BundleFinalizers.Finalizer other = finalizers.finalizer("Other", null, null);
+    assertThat(op.hasUncommitted()).isFalse();
+    op.afterBundleCommit(new Instant(5_000), () -> ran.add("a"));
+    assertThat(op.hasUncommitted()).as("open bundle").isTrue();
+    op.bundleFinished();
+    assertThat(op.hasUncommitted()).as("finished, not committed").isTrue();
+    assertThat(other.hasUncommitted()).isFalse();
+
+    finalizers.runCommitted();
+    assertThat(ran).containsExactly("a");
+    assertThat(op.hasUncommitted()).isFalse();
+  }
 }
