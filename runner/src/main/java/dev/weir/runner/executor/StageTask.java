@@ -69,7 +69,13 @@ import org.joda.time.Instant;
  *
  * <p>Time: {@link #window} (the container's periodic tick) closes bundles older than
  * {@code maxBundleTimeMs} of real time and gives operators the job's {@link JobClock} time for
- * processing-time timers; the clock is the system clock, or a test stream's manual clock.
+ * processing-time timers; the clock is the system clock, or a test stream's manual clock. A bundle
+ * that no input element opened (one opened by the tick's processing-time firings, or by
+ * pushed-back elements a side input released) is finished at the end of the tick, as the firings
+ * of a watermark are: output that a downstream DoFn of the stage buffers until
+ * {@code @FinishBundle} (or a lifted combine's partial accumulators) goes on at once rather than
+ * at the next input bundle or watermark ({@link Operator#inBundle()}). Firings that join a bundle
+ * of input elements are finished with it, by the count and time rules.
  *
  * <p>Created by {@link WeirTaskFactory} (the task factory of the job's samza-api
  * {@code TaskApplication}). Threading: owned by one container; every method runs on that container's thread. Processing
@@ -414,8 +420,9 @@ public final class StageTask
         spans.exit(previous);
       }
     }
-    propagateWatermarks(false); // processing-time firings may have released holds
-    if (draining && !hasPendingWork()) {
+    // processing-time firings may have released holds; a bundle they opened ends with the tick
+    propagateWatermarks(false);
+    if (draining && !timersPending && !hasPendingWork()) {
       endStream();
     }
   }
@@ -601,8 +608,9 @@ public final class StageTask
    * GroupByKey) holds exactly what is downstream of it. Writers send their own watermark, so each
    * stream gets the watermark of the part of the stage that feeds it.
    *
-   * @param finishBundles whether to finish the open bundle before and after delivering (always
-   *     done when some node's watermark advances)
+   * @param finishBundles whether to finish the open bundle after delivering (always done, also
+   *     before delivering, when some node's watermark advances; and when no input element is in
+   *     the open bundle but some operator is in one, e.g. after timer firings)
    */
   private void propagateWatermarks(boolean finishBundles) {
     boolean finished = false;
@@ -631,7 +639,7 @@ public final class StageTask
       }
       nodeOutputMs[i] = Math.min(nodeWatermarkMs[i], operators[i].watermarkHold().getMillis());
     }
-    if (finished || finishBundles) {
+    if (finished || finishBundles || (bundleElements == 0 && anyInBundle())) {
       finishBundle();
       for (int i = 0; i < operators.length; i++) { // finishBundle may have changed holds
         if (!writerNodes[i]) {
@@ -673,6 +681,16 @@ public final class StageTask
     } finally {
       spans.exit(previous);
     }
+  }
+
+  /** Whether some operator has an open bundle (a scan of a few operators, once per tick). */
+  private boolean anyInBundle() {
+    for (Operator operator : operators) {
+      if (operator.inBundle()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void setTimersPending(boolean pending) {

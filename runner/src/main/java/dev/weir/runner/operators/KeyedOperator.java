@@ -233,6 +233,12 @@ abstract class KeyedOperator<K> implements Operator {
   /** Finishes the runner's bundle (in the step's metrics scope), after the commit was requested. */
   protected abstract void finishRunnerBundle();
 
+  /** Whether the runner's bundle is open (elements or timer firings since the last finish). */
+  @Override
+  public final boolean inBundle() {
+    return inBundle;
+  }
+
   @Override
   public final void finishBundle() {
     if (!inBundle) {

@@ -9,9 +9,10 @@ import org.joda.time.Instant;
  *
  * <p>Lifecycle: {@link #open} once, then any interleaving of elements, watermarks, processing-time
  * ticks and {@link #finishBundle}, then {@link #close} once (also after a failure). A bundle
- * starts lazily at the first element an operator sees and ends when the task calls
- * {@link #finishBundle}: at {@code maxBundleSize} input elements, after {@code maxBundleTimeMs},
- * before every watermark and at the end of input.
+ * starts lazily at the first element or timer firing an operator sees and ends when the task
+ * calls {@link #finishBundle}: at {@code maxBundleSize} input elements, after
+ * {@code maxBundleTimeMs}, before every watermark, at the end of a processing-time tick if no
+ * input element is in it ({@link #inBundle()}), and at the end of input.
  *
  * <p>Threading: every method is called on the owning task's container thread only.
  */
@@ -65,6 +66,18 @@ public interface Operator extends Receiver {
    * ticking and ends its output stream only once no operator has pending work. Default: none.
    */
   default boolean hasPendingWork() {
+    return false;
+  }
+
+  /**
+   * Whether this operator has an open bundle: it processed something (an element, a timer firing,
+   * a retried pushed-back element) or buffers output since its last {@link #finishBundle}. The
+   * task asks at each processing-time tick: a bundle that no input element opened (timer firings,
+   * side-input retries) is finished at the end of that tick, so that output a DoFn holds until
+   * {@code @FinishBundle} does not wait for the next input bundle or watermark. Operators that
+   * never hold anything across calls keep the default, false.
+   */
+  default boolean inBundle() {
     return false;
   }
 
