@@ -2,6 +2,7 @@ package dev.weir.runner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.runner.executor.JobExecutor;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,21 +11,29 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.SerializableCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.io.Read;
 import org.apache.beam.sdk.io.UnboundedSource;
 import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.testing.TestStream;
+import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.Flatten;
 import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithKeys;
 import org.apache.beam.sdk.transforms.windowing.AfterProcessingTime;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
+import org.apache.beam.sdk.transforms.windowing.PaneInfo;
 import org.apache.beam.sdk.transforms.windowing.Repeatedly;
 import org.apache.beam.sdk.transforms.windowing.Window;
 import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PCollectionList;
 import org.apache.beam.sdk.values.TimestampedValue;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import org.joda.time.Duration;
@@ -33,7 +42,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Processing-time firings on the executor: what they emit is finished as a bundle of its own when
- * no input element opened the bundle.
+ * no input element opened the bundle, and many ready processing-time timers fire in bounded slices.
  */
 class ProcessingTimeFiringTest {
 
@@ -71,6 +80,50 @@ class ProcessingTimeFiringTest {
     }
   }
 
+  static final AtomicLong PRODUCED = new AtomicLong();
+  static final AtomicLong EARLY = new AtomicLong();
+  static final AtomicLong CONSUMED = new AtomicLong();
+  static final AtomicLong MAX_IN_FLIGHT = new AtomicLong();
+
+  @Test
+  void processingTimeTrigger_aGroupByKeyOverManyKeysFiresItsPanesWithoutFloodingItsOutbox() {
+    PRODUCED.set(0);
+    EARLY.set(0);
+    CONSUMED.set(0);
+    MAX_IN_FLIGHT.set(0);
+    int keys = 5_000;
+    TestStream.Builder<KV<Long, Long>> events = TestStream.create(KvCoder.of(VarLongCoder.of(), VarLongCoder.of()));
+    List<TimestampedValue<KV<Long, Long>>> input = new ArrayList<>(keys);
+    for (long k = 0; k < keys; k++) {
+      input.add(TimestampedValue.of(KV.of(k, k), new Instant(0)));
+    }
+    // The manual clock moves once, past every key's pane timer: all of them are ready at one tick.
+    TestStream<KV<Long, Long>> stream = events.addElements(input.get(0), input.subList(1, keys).toArray(new TimestampedValue[0]))
+        .advanceProcessingTime(Duration.standardMinutes(1))
+        .advanceWatermarkToInfinity();
+    WeirPipelineOptions options = Pipelines.options(true);
+    options.setParallelism(1);
+    options.setRunner(WeirRunner.class);
+    Pipeline p = Pipeline.create(options);
+    PCollection<Long> panes = p.apply(stream)
+        .apply(Window.<KV<Long, Long>>into(new GlobalWindows())
+            .triggering(Repeatedly.forever(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(Duration.standardSeconds(1))))
+            .discardingFiredPanes()
+            .withAllowedLateness(Duration.ZERO)
+            .withOnTimeBehavior(Window.OnTimeBehavior.FIRE_IF_NON_EMPTY)) // no empty panes at the end of input
+        .apply(GroupByKey.create())
+        .apply("CountProduced", ParDo.of(new ProducedPane()))
+        .apply("DefaultTrigger", Window.<Long>configure().triggering(DefaultTrigger.of())
+            .withAllowedLateness(Duration.ZERO).discardingFiredPanes());
+    PCollection<Long> other = p.apply("Other", Create.of(-1L));
+    PCollectionList.of(panes).and(other).apply(Flatten.pCollections()).apply("SlowConsumer", ParDo.of(new Consumed()));
+    assertThat(p.run().waitUntilFinish()).isEqualTo(PipelineResult.State.DONE);
+    assertThat(EARLY.get()).as("every key's pane fired by processing time").isEqualTo(keys);
+    assertThat(CONSUMED.get()).as("every pane arrives").isEqualTo(keys + 1L);
+    // The stream's capacity plus one firing's output in the outbox, not the 5k panes.
+    assertThat(MAX_IN_FLIGHT.get()).isLessThan(JobExecutor.STREAM_PARTITION_CAPACITY + 256L);
+  }
+
   /** Holds every value until {@code @FinishBundle}, then emits them all (a batching sink's shape). */
   static final class BufferUntilFinishBundle extends DoFn<KV<Long, Iterable<Long>>, Long> {
     private transient List<TimestampedValue<Long>> held;
@@ -104,6 +157,29 @@ class ProcessingTimeFiringTest {
     @ProcessElement
     public void process(@Element Long x) {
       FINISHED_BUNDLE_OUTPUT.incrementAndGet();
+    }
+  }
+
+  static final class ProducedPane extends DoFn<KV<Long, Iterable<Long>>, Long> {
+    @ProcessElement
+    public void process(@Element KV<Long, Iterable<Long>> pane, PaneInfo paneInfo, OutputReceiver<Long> out) {
+      PRODUCED.incrementAndGet();
+      if (paneInfo.getTiming() == PaneInfo.Timing.EARLY) {
+        EARLY.incrementAndGet();
+      }
+      out.output(pane.getKey());
+    }
+  }
+
+  static final class Consumed extends DoFn<Long, Void> {
+    @ProcessElement
+    public void process(@Element Long x) {
+      long consumed = CONSUMED.incrementAndGet();
+      MAX_IN_FLIGHT.accumulateAndGet(PRODUCED.get() - consumed, Math::max);
+      long end = System.nanoTime() + 10_000;
+      while (System.nanoTime() < end) {
+        Thread.onSpinWait();
+      }
     }
   }
 

@@ -56,12 +56,13 @@ import org.joda.time.Instant;
  *       splittable-DoFn restrictions), the task keeps ticking and sends it once that work is done.
  * </ul>
  *
- * <p>Timer firings in slices: when a watermark makes more event-time timers ready than fit in one
- * pass (e.g. the end of input over many keys), operators that fire incrementally
- * ({@link Operator#hasReadyTimers()}) fire {@value #TIMERS_PER_PASS} per pass, none while the
- * outbox is blocked, and hold their output watermark at the earliest unfired timer; meanwhile the
- * task takes no input and no tick ({@link #hasPendingTimers()}), and the container resumes the
- * firing each pass ({@link #continueTimers()}); end-of-stream waits for the last firing.
+ * <p>Timer firings in slices: when a watermark (or a processing-time tick) makes more timers ready
+ * than fit in one pass (e.g. the end of input, or a processing-time trigger, over many keys),
+ * operators that fire incrementally ({@link Operator#hasReadyTimers()}) fire
+ * {@value #TIMERS_PER_PASS} per pass, none while the outbox is blocked, and hold their output
+ * watermark at the earliest unfired event-time timer; meanwhile the task takes no input and no
+ * tick ({@link #hasPendingTimers()}), and the container resumes the firing each pass
+ * ({@link #continueTimers()}), each pass one bundle; end-of-stream waits for the last firing.
  *
  * <p>Checkpoints: a task reading unbounded source splits takes their checkpoint marks when it
  * finishes a bundle that read elements, asks the container for a commit, and finalizes the marks
@@ -85,7 +86,7 @@ public final class StageTask
     implements AsyncStreamTask, InitableTask, WindowableTask, EndOfStreamListenerTask, ClosableTask {
   private static final long MIN_WATERMARK_MS = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
   private static final long MAX_WATERMARK_MS = BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis();
-  /** Ready event-time timers fired per operator per run-loop pass (fewer when the outbox blocks). */
+  /** Ready timers fired per operator per run-loop pass (fewer when the outbox blocks). */
   static final int TIMERS_PER_PASS = 64;
 
   /** Watermark and end-of-stream bookkeeping of one input partition. */
@@ -178,7 +179,7 @@ public final class StageTask
   private boolean draining;
   /** All inputs ended; end-of-stream goes out once no timers wait to fire. */
   private boolean endPending;
-  /** Whether some operator has ready event-time timers still to fire (see {@link #continueTimers}). */
+  /** Whether some operator has ready timers (either domain) still to fire (see {@link #continueTimers}). */
   private boolean timersPending;
   /** The job's quiescence tracker (test streams), or null: pending firings count as in flight. */
   private final Quiescence quiescence;
@@ -477,8 +478,8 @@ public final class StageTask
   }
 
   /**
-   * Whether operators still have event-time timers to fire that a watermark made ready; the task
-   * then takes no input and no tick until {@link #continueTimers()} fired them all.
+   * Whether operators still have timers to fire that a watermark or a processing-time tick made
+   * ready; the task then takes no input and no tick until {@link #continueTimers()} fired them all.
    */
   boolean hasPendingTimers() {
     return timersPending;
