@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>{@link #drainOutboxes()}: move blocked tasks' output into downstream streams;
- *   <li>{@link #continueTimers()}: tasks whose operators still have ready event-time timers fire
- *       the next bounded slice of them (see {@link StageTask#continueTimers()});
+ *   <li>{@link #continueTimers()}: tasks whose operators still have ready timers (made ready by a
+ *       watermark or a tick) fire the next bounded slice of them (see {@link StageTask#continueTimers()});
  *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
  *       {@value #BURST} envelopes each, skipping tasks that are blocked, firing timers or done;
  *   <li>{@link #tick()}: every {@value #TICK_NS} ns (real time; every iteration while a test

@@ -56,12 +56,13 @@ import org.joda.time.Instant;
  *       splittable-DoFn restrictions), the task keeps ticking and sends it once that work is done.
  * </ul>
  *
- * <p>Timer firings in slices: when a watermark makes more event-time timers ready than fit in one
- * pass (e.g. the end of input over many keys), operators that fire incrementally
- * ({@link Operator#hasReadyTimers()}) fire {@value #TIMERS_PER_PASS} per pass, none while the
- * outbox is blocked, and hold their output watermark at the earliest unfired timer; meanwhile the
- * task takes no input and no tick ({@link #hasPendingTimers()}), and the container resumes the
- * firing each pass ({@link #continueTimers()}); end-of-stream waits for the last firing.
+ * <p>Timer firings in slices: when a watermark (or a processing-time tick) makes more timers ready
+ * than fit in one pass (e.g. the end of input, or a processing-time trigger, over many keys),
+ * operators that fire incrementally ({@link Operator#hasReadyTimers()}) fire
+ * {@value #TIMERS_PER_PASS} per pass, none while the outbox is blocked, and hold their output
+ * watermark at the earliest unfired event-time timer; meanwhile the task takes no input and no
+ * tick ({@link #hasPendingTimers()}), and the container resumes the firing each pass
+ * ({@link #continueTimers()}), each pass one bundle; end-of-stream waits for the last firing.
  *
  * <p>Checkpoints: a task reading unbounded source splits takes their checkpoint marks when it
  * finishes a bundle that read elements, asks the container for a commit, and finalizes the marks
@@ -69,7 +70,13 @@ import org.joda.time.Instant;
  *
  * <p>Time: {@link #window} (the container's periodic tick) closes bundles older than
  * {@code maxBundleTimeMs} of real time and gives operators the job's {@link JobClock} time for
- * processing-time timers; the clock is the system clock, or a test stream's manual clock.
+ * processing-time timers; the clock is the system clock, or a test stream's manual clock. A bundle
+ * that no input element opened (one opened by the tick's processing-time firings, or by
+ * pushed-back elements a side input released) is finished at the end of the tick, as the firings
+ * of a watermark are: output that a downstream DoFn of the stage buffers until
+ * {@code @FinishBundle} (or a lifted combine's partial accumulators) goes on at once rather than
+ * at the next input bundle or watermark ({@link Operator#inBundle()}). Firings that join a bundle
+ * of input elements are finished with it, by the count and time rules.
  *
  * <p>Created by {@link WeirTaskFactory} (the task factory of the job's samza-api
  * {@code TaskApplication}). Threading: owned by one container; every method runs on that container's thread. Processing
@@ -79,7 +86,7 @@ public final class StageTask
     implements AsyncStreamTask, InitableTask, WindowableTask, EndOfStreamListenerTask, ClosableTask {
   private static final long MIN_WATERMARK_MS = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
   private static final long MAX_WATERMARK_MS = BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis();
-  /** Ready event-time timers fired per operator per run-loop pass (fewer when the outbox blocks). */
+  /** Ready timers fired per operator per run-loop pass (fewer when the outbox blocks). */
   static final int TIMERS_PER_PASS = 64;
 
   /** Watermark and end-of-stream bookkeeping of one input partition. */
@@ -172,7 +179,7 @@ public final class StageTask
   private boolean draining;
   /** All inputs ended; end-of-stream goes out once no timers wait to fire. */
   private boolean endPending;
-  /** Whether some operator has ready event-time timers still to fire (see {@link #continueTimers}). */
+  /** Whether some operator has ready timers (either domain) still to fire (see {@link #continueTimers}). */
   private boolean timersPending;
   /** The job's quiescence tracker (test streams), or null: pending firings count as in flight. */
   private final Quiescence quiescence;
@@ -414,8 +421,9 @@ public final class StageTask
         spans.exit(previous);
       }
     }
-    propagateWatermarks(false); // processing-time firings may have released holds
-    if (draining && !hasPendingWork()) {
+    // processing-time firings may have released holds; a bundle they opened ends with the tick
+    propagateWatermarks(false);
+    if (draining && !timersPending && !hasPendingWork()) {
       endStream();
     }
   }
@@ -470,8 +478,8 @@ public final class StageTask
   }
 
   /**
-   * Whether operators still have event-time timers to fire that a watermark made ready; the task
-   * then takes no input and no tick until {@link #continueTimers()} fired them all.
+   * Whether operators still have timers to fire that a watermark or a processing-time tick made
+   * ready; the task then takes no input and no tick until {@link #continueTimers()} fired them all.
    */
   boolean hasPendingTimers() {
     return timersPending;
@@ -601,8 +609,9 @@ public final class StageTask
    * GroupByKey) holds exactly what is downstream of it. Writers send their own watermark, so each
    * stream gets the watermark of the part of the stage that feeds it.
    *
-   * @param finishBundles whether to finish the open bundle before and after delivering (always
-   *     done when some node's watermark advances)
+   * @param finishBundles whether to finish the open bundle after delivering (always done, also
+   *     before delivering, when some node's watermark advances; and when no input element is in
+   *     the open bundle but some operator is in one, e.g. after timer firings)
    */
   private void propagateWatermarks(boolean finishBundles) {
     boolean finished = false;
@@ -631,7 +640,7 @@ public final class StageTask
       }
       nodeOutputMs[i] = Math.min(nodeWatermarkMs[i], operators[i].watermarkHold().getMillis());
     }
-    if (finished || finishBundles) {
+    if (finished || finishBundles || (bundleElements == 0 && anyInBundle())) {
       finishBundle();
       for (int i = 0; i < operators.length; i++) { // finishBundle may have changed holds
         if (!writerNodes[i]) {
@@ -673,6 +682,16 @@ public final class StageTask
     } finally {
       spans.exit(previous);
     }
+  }
+
+  /** Whether some operator has an open bundle (a scan of a few operators, once per tick). */
+  private boolean anyInBundle() {
+    for (Operator operator : operators) {
+      if (operator.inBundle()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void setTimersPending(boolean pending) {

@@ -55,11 +55,15 @@ import org.joda.time.Instant;
  * processing-time timers from the job's clock ({@code OperatorContext.clock()}). At the end of input (watermark at
  * +infinity) every event-time timer fires and pending processing-time timers are dropped.
  *
- * <p>Incremental firing ({@link KeyedOperator}): a watermark only makes timers ready
- * ({@link #onWatermark}); the task fires them a bounded slice at a time, so the end of input over
- * a million keys does not put a million panes in the outbox at once. Until the last ready timer
- * fired, {@link #watermarkHold()} is at most the earliest unfired one and runners-core's output
- * watermark stays where it was: timers fire before the output watermark passes them.
+ * <p>Incremental firing ({@link KeyedOperator}): a watermark only makes event-time timers ready
+ * ({@link #onWatermark}), and a processing-time tick processing-time ones
+ * ({@link #onProcessingTime}); the task fires them a bounded slice at a time, so the end of input,
+ * or a processing-time trigger, over a million keys does not put a million panes in the outbox at
+ * once. Until the last ready event-time timer fired, {@link #watermarkHold()} is at most the
+ * earliest unfired one and runners-core's output watermark stays where it was: timers fire before
+ * the output watermark passes them. A processing-time timer is ready when the tick's time is
+ * strictly after it; the slices of one tick all see that time as runners-core's
+ * {@code currentProcessingTime()}, so a timer set while firing waits for a later tick.
  *
  * <p>Threading: confined to the task's container thread.
  */
@@ -164,9 +168,10 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     }
   }
 
+  /** Makes the processing-time timers strictly before {@code now} ready; they fire in slices. */
   @Override
   public void onProcessingTime(Instant now) {
-    fireReadyProcessingTimers(now);
+    makeProcessingTimersReady(now);
   }
 
   @Override

@@ -34,7 +34,10 @@ import org.joda.time.Instant;
  * million keys does not put a million timer outputs in the outbox at once. Subclasses keep their
  * output watermark ({@link #watermarkHold()}) at most at {@link #firingHoldMillis()} meanwhile,
  * and advance the watermarks runners-core sees only in {@link #completeWatermark}, after the last
- * ready timer fired.
+ * ready timer fired. A subclass may have its processing-time timers fired the same way
+ * ({@link #makeProcessingTimersReady}: after the ready event-time ones, those strictly before the
+ * tick's time, which all slices of that tick see as runners-core's processing time), or fire them
+ * at once ({@link #fireReadyProcessingTimers}).
  *
  * <p>Bundles: a bundle starts at the first runner call ({@link #startBundleIfNeeded}); its end
  * asks the container for a state commit (dirty cache entries are written in one batch at the
@@ -63,6 +66,8 @@ abstract class KeyedOperator<K> implements Operator {
   private boolean inBundle;
   /** The watermark whose ready timers are being fired, or null when none wait. */
   private Instant firingTo;
+  /** Whether processing-time timers are fired in slices ({@link #makeProcessingTimersReady} was called). */
+  private boolean slicedProcessingTimers;
 
   /**
    * @param keyCoder encodes keys of elements handed to {@link #accept} (the shuffle's encoding)
@@ -147,21 +152,38 @@ abstract class KeyedOperator<K> implements Operator {
     }
   }
 
-  @Override
-  public final boolean hasReadyTimers() {
-    return firingTo != null;
+  /**
+   * Advances the clock runners-core sees to {@code now} and makes the processing-time timers
+   * strictly before it ready for {@link #fireReadyTimers}; timers set while they fire, at
+   * {@code now} or later, wait for a later tick.
+   */
+  protected final void makeProcessingTimersReady(Instant now) {
+    slicedProcessingTimers = true;
+    timers.advanceProcessingTime(now);
   }
 
+  /** Whether event-time timers of a watermark advance, or (if sliced) processing-time timers before the last tick, wait to fire. */
+  @Override
+  public final boolean hasReadyTimers() {
+    return firingTo != null || (slicedProcessingTimers && timers.hasReadyProcessingTimer());
+  }
+
+  /** Fires up to {@code max} ready timers: those of the watermark advance first (completing it after the last), then processing-time ones. */
   @Override
   public final void fireReadyTimers(int max) {
-    if (firingTo == null) {
-      return;
-    }
-    for (int fired = 0; fired < max && firingLeft(); fired++) {
-      fireNextReady();
-    }
-    if (!firingLeft()) {
+    int fired = 0;
+    if (firingTo != null) {
+      for (; fired < max && firingLeft(); fired++) {
+        fireNextReady();
+      }
+      if (firingLeft()) {
+        return;
+      }
       complete();
+    }
+    KeyedTimers.Entry ready;
+    for (; slicedProcessingTimers && fired < max && (ready = timers.pollReadyProcessingTimer()) != null; fired++) {
+      fireTimer(ready);
     }
   }
 
@@ -232,6 +254,12 @@ abstract class KeyedOperator<K> implements Operator {
 
   /** Finishes the runner's bundle (in the step's metrics scope), after the commit was requested. */
   protected abstract void finishRunnerBundle();
+
+  /** Whether the runner's bundle is open (elements or timer firings since the last finish). */
+  @Override
+  public final boolean inBundle() {
+    return inBundle;
+  }
 
   @Override
   public final void finishBundle() {

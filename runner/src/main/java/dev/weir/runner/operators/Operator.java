@@ -9,9 +9,10 @@ import org.joda.time.Instant;
  *
  * <p>Lifecycle: {@link #open} once, then any interleaving of elements, watermarks, processing-time
  * ticks and {@link #finishBundle}, then {@link #close} once (also after a failure). A bundle
- * starts lazily at the first element an operator sees and ends when the task calls
- * {@link #finishBundle}: at {@code maxBundleSize} input elements, after {@code maxBundleTimeMs},
- * before every watermark and at the end of input.
+ * starts lazily at the first element or timer firing an operator sees and ends when the task
+ * calls {@link #finishBundle}: at {@code maxBundleSize} input elements, after
+ * {@code maxBundleTimeMs}, before every watermark, at the end of a processing-time tick if no
+ * input element is in it ({@link #inBundle()}), and at the end of input.
  *
  * <p>Threading: every method is called on the owning task's container thread only.
  */
@@ -28,27 +29,33 @@ public interface Operator extends Receiver {
   default void onWatermark(Instant inputWatermark) {}
 
   /**
-   * Whether event-time timers made ready by the last {@link #onWatermark} still wait to fire. An
-   * operator that fires incrementally returns true from {@code onWatermark} on until the last
-   * ready timer fired, and meanwhile holds its output watermark ({@link #watermarkHold()}) at the
-   * earliest unfired one, so the output watermark passes a timer only after it fired. The task
-   * then takes no input, no processing-time tick and no further watermark, and calls
-   * {@link #fireReadyTimers} (a bounded number per run-loop pass, stopping while its outbox is
-   * blocked) until this is false. Operators that fire everything inside {@code onWatermark} keep
-   * the default, false.
+   * Whether timers made ready by the last {@link #onWatermark} (event time) or
+   * {@link #onProcessingTime} (processing time) still wait to fire. An operator that fires
+   * incrementally returns true from then on until the last ready timer fired, and meanwhile holds
+   * its output watermark ({@link #watermarkHold()}) at the earliest unfired event-time one, so the
+   * output watermark passes a timer only after it fired. The task then takes no input, no
+   * processing-time tick and no further watermark, and calls {@link #fireReadyTimers} (a bounded
+   * number per run-loop pass, stopping while its outbox is blocked) until this is false. Operators
+   * that fire everything inside {@code onWatermark} / {@code onProcessingTime} keep the default,
+   * false.
    */
   default boolean hasReadyTimers() {
     return false;
   }
 
   /**
-   * Fires up to {@code max} (at least 1) of the ready event-time timers, earliest first; after the
-   * last one, completes the watermark advance (the output watermark runners-core sees moves on).
-   * Only called while {@link #hasReadyTimers()} is true.
+   * Fires up to {@code max} (at least 1) of the ready timers: event-time ones first, earliest
+   * first (after the last of them, completes the watermark advance: the output watermark
+   * runners-core sees moves on), then processing-time ones, earliest first. Only called while
+   * {@link #hasReadyTimers()} is true.
    */
   default void fireReadyTimers(int max) {}
 
-  /** The run loop's clock reached {@code now}; fire ready processing-time timers. */
+  /**
+   * The run loop's clock reached {@code now}: fire the processing-time timers strictly before it,
+   * here or, by making them ready, through {@link #fireReadyTimers}. Timers set while firing at
+   * {@code now} or later wait for a later tick.
+   */
   default void onProcessingTime(Instant now) {}
 
   /**
@@ -65,6 +72,18 @@ public interface Operator extends Receiver {
    * ticking and ends its output stream only once no operator has pending work. Default: none.
    */
   default boolean hasPendingWork() {
+    return false;
+  }
+
+  /**
+   * Whether this operator has an open bundle: it processed something (an element, a timer firing,
+   * a retried pushed-back element) or buffers output since its last {@link #finishBundle}. The
+   * task asks at each processing-time tick: a bundle that no input element opened (timer firings,
+   * side-input retries) is finished at the end of that tick, so that output a DoFn holds until
+   * {@code @FinishBundle} does not wait for the next input bundle or watermark. Operators that
+   * never hold anything across calls keep the default, false.
+   */
+  default boolean inBundle() {
     return false;
   }
 

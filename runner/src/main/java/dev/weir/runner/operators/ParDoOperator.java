@@ -212,6 +212,11 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
   }
 
   @Override
+  public boolean inBundle() {
+    return inBundle;
+  }
+
+  @Override
   public void finishBundle() {
     if (!inBundle) {
       return;

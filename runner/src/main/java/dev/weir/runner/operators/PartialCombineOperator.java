@@ -114,6 +114,12 @@ public final class PartialCombineOperator<K, InputT, AccumT> implements Operator
     }
   }
 
+  /** Whether accumulators wait for {@link #finishBundle} (e.g. of panes a processing-time firing emitted). */
+  @Override
+  public boolean inBundle() {
+    return !partials.isEmpty();
+  }
+
   @Override
   public void finishBundle() {
     if (partials.isEmpty()) {

@@ -221,6 +221,11 @@ public final class KeyedTimers implements TimerInternals {
     return remove(processingTime.pollFirst());
   }
 
+  /** Whether {@link #pollReadyProcessingTimer()} would return a timer. */
+  public boolean hasReadyProcessingTimer() {
+    return !processingTime.isEmpty() && processingNow.isAfter(processingTime.first().data.getTimestamp());
+  }
+
   /** Number of pending timers of all keys and domains. */
   public long size() {
     return index.size() + eventTime.size();

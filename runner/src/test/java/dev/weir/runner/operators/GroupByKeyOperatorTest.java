@@ -11,21 +11,27 @@ import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.transforms.windowing.AfterProcessingTime;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
 import org.apache.beam.sdk.transforms.windowing.FixedWindows;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
 import org.apache.beam.sdk.transforms.windowing.PaneInfo;
+import org.apache.beam.sdk.transforms.windowing.Repeatedly;
 import org.apache.beam.sdk.transforms.windowing.TimestampCombiner;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
 import org.apache.beam.sdk.values.WindowedValues;
 import org.apache.beam.sdk.values.WindowingStrategy;
+import dev.weir.runner.time.ManualJobClock;
+import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
 import org.junit.jupiter.api.Test;
 
-/** The GroupByKey operator's watermark hold and output, driven directly (no executor). */
+/** The GroupByKey operator's watermark hold, output and timer firing, driven directly (no executor). */
 class GroupByKeyOperatorTest {
 
   @Test
@@ -101,6 +107,54 @@ class GroupByKeyOperatorTest {
           .containsExactly(new Instant(9), new Instant(19), new Instant(29));
       assertThat(gbk.hasReadyTimers()).isFalse();
       assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
+    }
+  }
+
+  @Test
+  void processingTimeTimersFireInSlicesOnlyOnceTheTickIsStrictlyPastThem() {
+    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(new GlobalWindows())
+        .withTrigger(Repeatedly.forever(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(Duration.millis(10))))
+        .withMode(AccumulationMode.DISCARDING_FIRED_PANES);
+    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
+        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    List<WindowedValue<?>> out = new ArrayList<>();
+    ManualJobClock clock = new ManualJobClock(1_000);
+    try (ContainerState state = ContainerState.inMemory(1000)) {
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add),
+          new MetricsSwitch(new MetricsContainerImpl(null)), null, state, clock));
+      for (int i = 0; i < 3; i++) { // one pane timer per key, all at 1_010
+        gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(i), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+      }
+      gbk.finishBundle();
+      Instant hold = gbk.watermarkHold();
+
+      gbk.onProcessingTime(new Instant(1_010));
+      assertThat(gbk.hasReadyTimers()).as("a timer is not ready at its own time").isFalse();
+
+      gbk.onProcessingTime(new Instant(1_011));
+      assertThat(out).as("a tick only makes timers ready").isEmpty();
+      assertThat(gbk.hasReadyTimers()).isTrue();
+      assertThat(gbk.watermarkHold()).as("ready processing-time timers hold nothing more").isEqualTo(hold);
+
+      gbk.fireReadyTimers(1);
+      assertThat(out).hasSize(1);
+      assertThat(gbk.hasReadyTimers()).isTrue();
+      gbk.fireReadyTimers(10);
+      gbk.finishBundle();
+      assertThat(out).extracting(v -> (Object) ((KV<?, ?>) v.getValue()).getKey()).containsExactlyInAnyOrder("k0", "k1", "k2");
+      assertThat(gbk.hasReadyTimers()).isFalse();
+
+      // New elements start new panes whose timers are at the tick's time plus the delay, later than now.
+      gbk.accept(WindowedValues.of(KV.of("k0", 9), new Instant(9), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+      gbk.finishBundle();
+      gbk.onProcessingTime(new Instant(1_012));
+      assertThat(gbk.hasReadyTimers()).isFalse();
+      gbk.onProcessingTime(new Instant(1_022));
+      assertThat(gbk.hasReadyTimers()).isTrue();
+      gbk.fireReadyTimers(10);
+      assertThat(out).hasSize(4);
+      assertThat(gbk.hasReadyTimers()).isFalse();
     }
   }
 }
