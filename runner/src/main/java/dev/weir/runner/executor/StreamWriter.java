@@ -2,6 +2,7 @@ package dev.weir.runner.executor;
 
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
+import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.translation.StreamPlan;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderException;
@@ -19,6 +20,10 @@ import org.apache.samza.system.IncomingMessageEnvelope;
  * mixed hash of those bytes and pass the bytes along as the envelope key, so the consuming
  * GroupByKey does not encode the key again. FORWARD streams send producer partition p to consumer
  * partition p mod n. BROADCAST streams (side inputs) send every element to every partition.
+ *
+ * <p>Elements go by reference; a streamed state read in an element (a large map, set, ordered
+ * list or multimap read a DoFn outputs) is copied first, since it reads from this container's
+ * store ({@link CachedStateInternals#detachReads}).
  *
  * <p>Threading: confined to the producing task's container thread.
  */
@@ -49,6 +54,8 @@ final class StreamWriter implements Operator {
 
   @Override
   public void accept(WindowedValue<?> element) {
+    // The element leaves this thread by reference: streamed state reads in it are copied first.
+    CachedStateInternals.detachReads(element.getValue());
     if (broadcast) {
       for (int p = 0; p < stream.partitionCount(); p++) {
         send(p, null, element); // by reference: every consumer task shares the element object

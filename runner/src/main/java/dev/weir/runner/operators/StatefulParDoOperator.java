@@ -461,6 +461,9 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   private final class Router implements WindowedValueMultiReceiver {
     @Override
     public <T> void output(TupleTag<T> tag, WindowedValue<T> output) {
+      // A state read the DoFn outputs as is must not stream from this key's cells downstream
+      // (fused operators may store it in state, other threads may iterate it): copy it here.
+      CachedStateInternals.detachReads(output.getValue());
       if (tag == mainTag) {
         mainOutput.accept(output);
         return;

@@ -88,8 +88,10 @@ import org.joda.time.Instant;
  * <p>Values are cached by reference: state objects never mutate a value after putting it, except
  * combining accumulators, which are put again after every {@code addInput}.
  *
- * <p>Threading: confined to the owning task's container thread, and so are the iterables its
- * states return.
+ * <p>Threading: confined to the owning task's container thread, and so are the streamed
+ * iterables its states return: they are copied when the DoFn outputs them or they leave the
+ * thread ({@link #detachReads}), and iterating one elsewhere fails with an
+ * {@link IllegalStateException} rather than reading another thread's store.
  */
 public final class CachedStateInternals implements StateInternals {
   private static final byte KIND_CELL = 0;
@@ -790,7 +792,7 @@ public final class CachedStateInternals implements StateInternals {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Streamed snapshot reads: ordered lists and multimaps.
+  // Streamed snapshot reads: maps, sets, ordered lists and multimaps.
 
   /** Cells read from the store per page of a streamed read: bounds the memory one read holds. */
   static final int PAGE_CELLS = 256;
@@ -939,6 +941,28 @@ public final class CachedStateInternals implements StateInternals {
   }
 
   /**
+   * Makes the streamed state reads in an element's value safe to hand on: a read larger than one
+   * page (see {@link View}) found as the value itself or as a {@code KV}'s key or value is copied
+   * in full now. The stateful ParDo calls this on every output of its DoFn (downstream operators
+   * may keep the value in their own state, whose write-back would otherwise read the store while
+   * flushing it) and the executor again before an element leaves its container thread (in-process
+   * streams pass elements by reference); other values cost two type checks. Only from the thread
+   * that made the read. Reads nested deeper are caught by the view's own thread check instead.
+   */
+  public static void detachReads(Object value) {
+    if (value instanceof View<?> view) {
+      view.copyAll();
+    } else if (value instanceof org.apache.beam.sdk.values.KV<?, ?> kv) {
+      if (kv.getKey() instanceof View<?> key) {
+        key.copyAll();
+      }
+      if (kv.getValue() instanceof View<?> v) {
+        v.copyAll();
+      }
+    }
+  }
+
+  /**
    * Reads {@code scan}: its first page now; if that is all of it, the page is the result, else a
    * {@link View} that streams the rest from the store and is copied if a write touches its range.
    */
@@ -1016,6 +1040,9 @@ public final class CachedStateInternals implements StateInternals {
     /** All elements, once a write touched the range; null while streaming. */
     List<E> copy;
 
+    /** The container thread whose store the remaining pages are read from. */
+    private final Thread owner = Thread.currentThread();
+
     View(Scan<?, E> scan, List<E> first, byte[] afterFirst) {
       this.scan = scan;
       this.first = first;
@@ -1033,8 +1060,17 @@ public final class CachedStateInternals implements StateInternals {
       }
     }
 
+    /**
+     * @throws IllegalStateException if iterated on another thread than the one that read it while
+     *     it still streams from the store (the store is confined to its container's thread)
+     */
     @Override
     public java.util.Iterator<E> iterator() {
+      if (copy == null && Thread.currentThread() != owner) {
+        throw new IllegalStateException("a state read of more than " + PAGE_CELLS + " cells streams from its "
+            + "container's store and cannot be iterated on another thread (" + Thread.currentThread().getName()
+            + "); copy it (e.g. into a List) before putting it into an output that is nested deeper than a KV");
+      }
       return new java.util.Iterator<E>() {
         private List<E> page = first;
         private int at;
