@@ -1,5 +1,7 @@
 package dev.weir.dashboards;
 
+import com.fasterxml.jackson.databind.JsonNode;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -34,6 +36,8 @@ public final class Comparison {
    * @param status {@code ok} if any repeat was ok, else the first repeat's status
    * @param numResults results of the first ok repeat, else of the first repeat
    * @param correct false if any repeat was wrong, true if all checked repeats were right, else null
+   * @param timingDependent whether, with no verdict, some repeat's count was recorded as
+   *     timing-dependent (Q6/Q9 late-data drops)
    * @param cpuSeconds median CPU seconds over the ok repeats
    * @param peakRssBytes median peak RSS over the ok repeats, in bytes
    * @param gcTimeMs median GC time over the ok repeats, in ms
@@ -42,7 +46,7 @@ public final class Comparison {
    * @param profiling the first repeat's profile location, if any
    */
   public record Cell(String runner, Double eventsPerSec, String status, Long numResults, Boolean correct,
-      Double cpuSeconds, Long peakRssBytes, Long gcTimeMs, int repeats, String firstErrorLine, String profiling) {
+      boolean timingDependent, Double cpuSeconds, Long peakRssBytes, Long gcTimeMs, int repeats, String firstErrorLine, String profiling) {
 
     /** Whether the cell has a throughput to compare. */
     public boolean ok() {
@@ -119,6 +123,7 @@ public final class Comparison {
         firstOk != null ? "ok" : runs.get(0).status(),
         firstOk != null ? firstOk.numResults() : runs.get(0).numResults(),
         correct,
+        correct == null && runs.stream().anyMatch(RunResult::timingDependent),
         median(ok, RunResult::cpuSeconds),
         toLong(median(ok, r -> r.peakRssBytes() == null ? null : r.peakRssBytes().doubleValue())),
         toLong(median(ok, r -> r.gcTimeMs() == null ? null : r.gcTimeMs().doubleValue())),
@@ -183,7 +188,8 @@ public final class Comparison {
   /**
    * The improvement steps of {@code runner} in {@code mode} across {@code files}: files are
    * ordered by {@link #chronological}, and each is compared with the previous file that ran with
-   * the same {@link #comparableSettings} (events per run, parallelism), since throughput at
+   * the same {@link #comparableSettings(ResultsFile, String)} (the runner's events per run,
+   * parallelism), since throughput at
    * another event count or parallelism is not an improvement or a regression.
    */
   public static List<Step> improvements(List<ResultsFile> files, String runner, String mode) {
@@ -191,7 +197,7 @@ public final class Comparison {
     List<Step> steps = new ArrayList<>();
     Map<String, ResultsFile> previous = new LinkedHashMap<>();
     for (ResultsFile current : ordered) {
-      ResultsFile prior = previous.put(comparableSettings(current), current);
+      ResultsFile prior = previous.put(comparableSettings(current, runner), current);
       if (prior == null) {
         continue;
       }
@@ -214,6 +220,22 @@ public final class Comparison {
   public static String comparableSettings(ResultsFile f) {
     return "events=" + f.settings().path("events").asText("?")
         + ", parallelism=" + f.settings().path("parallelism").asText("?");
+  }
+
+  /**
+   * The settings two files must share for {@code runner}'s throughputs to be compared over time:
+   * that runner's events per run ({@code settings.eventsPerRunner}, else {@code settings.events})
+   * and the parallelism.
+   */
+  public static String comparableSettings(ResultsFile f, String runner) {
+    return "events=" + eventsOf(f, runner)
+        + ", parallelism=" + f.settings().path("parallelism").asText("?");
+  }
+
+  /** Events per run that {@code runner} was given in {@code f}, as text ("?" if unknown). */
+  public static String eventsOf(ResultsFile f, String runner) {
+    JsonNode per = f.settings().path("eventsPerRunner").path(runner);
+    return per.isNumber() ? per.asText() : f.settings().path("events").asText("?");
   }
 
   /** Files in the order they ran (by {@code startedAt}, then path). */

@@ -75,6 +75,7 @@ public record ResultsFile(
           number(run, "eventsPerSec"),
           integer(run, "numResults"),
           run.path("correct").isBoolean() ? run.get("correct").booleanValue() : null,
+          text(run, "correctness"),
           number(run, "runtimeSec"),
           number(run, "cpuSeconds"),
           integer(run, "peakRssBytes"),

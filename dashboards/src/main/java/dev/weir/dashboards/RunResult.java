@@ -16,6 +16,7 @@ import java.util.stream.Collectors;
  * @param eventsPerSec Nexmark's events/s
  * @param numResults results counted by Nexmark
  * @param correct the result check: true, false, or null where nothing could check
+ * @param correctness how {@code correct} was decided (the driver's words), may be null
  * @param runtimeSec Nexmark's runtime, in s
  * @param cpuSeconds process CPU time of the run's JVM, in s
  * @param peakRssBytes peak resident set of the run's JVM, in bytes
@@ -34,6 +35,7 @@ public record RunResult(
     Double eventsPerSec,
     Long numResults,
     Boolean correct,
+    String correctness,
     Double runtimeSec,
     Double cpuSeconds,
     Long peakRssBytes,
@@ -46,6 +48,14 @@ public record RunResult(
   /** Normalises the sweep map to a sorted, unmodifiable copy. */
   public RunResult {
     sweep = sweep == null ? Map.of() : Map.copyOf(new TreeMap<>(sweep));
+  }
+
+  /**
+   * Whether the driver recorded the run's result count as timing-dependent (Q6/Q9 counts that
+   * differ across runners because late-data drops depend on timing): no verdict, and not wrong.
+   */
+  public boolean timingDependent() {
+    return correctness != null && correctness.startsWith("timing-dependent");
   }
 
   /** Whether the run finished and its numbers can be compared. */

@@ -20,7 +20,8 @@ import java.util.stream.Collectors;
  * its failures are not verdicts because it fails on the reference runners too. Otherwise, runs of
  * the same (query, mode, events, sweep values, repeat) on different runners must report the same
  * number of results; the majority count is taken as right when there is one, and with two runners
- * that disagree both are marked false. Q10 (sharding) and Q12 (processing-time triggers) are not
+ * that disagree both are marked false. Counts of Q6 and Q9 that differ are recorded as
+ * timing-dependent in streaming mode ({@link #countsTimingDependent}), with no verdict. Q10 (sharding) and Q12 (processing-time triggers) are not
  * judged; Direct and Flink agree on every other query in streaming mode (and on all but Q6 in
  * batch, where Flink's batch translation fires Q6's per-element trigger differently), see
  * shared/reference/peerbench/DETAILS.md section 5.
@@ -39,6 +40,20 @@ public final class Correctness {
    */
   public static boolean countsComparable(int query) {
     return query != 10 && query != 12;
+  }
+
+  /**
+   * Whether a query's result count may legitimately differ from run to run, on every runner: Q6
+   * and Q9 (AuctionOrBidWindowFn windows joined with CoGroupByKey, no allowed lateness) drop the
+   * bids that Nexmark's generator delays past the watermark ({@code occasionalDelaySec}), and
+   * which of them arrive late depends on how far each runner's watermark has moved, i.e. on
+   * timing. At 200,000 events the counts still agree on Direct, Flink and Weir; at 1,000,000 they
+   * vary between two runs of the same runner. Such counts, when they differ, are recorded as
+   * timing-dependent, not as wrong. Only in streaming mode: a batch run has no late data (its
+   * watermark moves once all input was read), so its counts stay judged.
+   */
+  public static boolean countsTimingDependent(int query, String mode) {
+    return (query == 6 || query == 9) && "streaming".equals(mode);
   }
 
   /** Reads the outcome of Nexmark's PAssert-based model check from an --assertCorrectness run. */
@@ -95,6 +110,11 @@ public final class Correctness {
         if (votes.size() == 1) {
           r.correct = Boolean.TRUE;
           r.correctness = r.mode + " result counts equal across runners (" + counts + ")";
+        } else if (countsTimingDependent(r.query, r.mode)) {
+          r.correct = null;
+          r.correctness = "timing-dependent: " + r.mode + " result counts differ across runners ("
+              + counts + "), as they do between two runs of one runner: late-data drops of "
+              + "Nexmark's delayed events depend on timing; not judged";
         } else {
           r.correct = Objects.equals(majority, r.numResults);
           r.correctness = r.mode + " result counts differ across runners (" + counts + ")"

@@ -39,14 +39,17 @@ import picocli.CommandLine.Parameters;
     })
 public final class NexmarkCommand implements Callable<Integer> {
   /**
-   * Default event count. Sized for the whole default suite (15 queries x direct, flink, weir,
-   * streaming) to take about 15 minutes on 2 cores; the reasoning is in bin/weir.
+   * Default events per run, per runner ({@link EventCounts}): Flink, Weir and bare at a size where
+   * start-up and JIT warm-up weigh little (steady state), Direct, ~100x slower, at a size it
+   * finishes within the per-run budget. Sized for the whole default suite (15 queries x direct,
+   * flink, weir, plus bare for Q0-Q2, streaming) to take about 15 minutes on 2 cores; the
+   * reasoning is in bin/weir.
    */
-  public static final long DEFAULT_EVENTS = 50_000;
+  public static final String DEFAULT_EVENTS = "500000,direct=50000";
   /** Default per-run budget in seconds; see bin/weir. */
   public static final long DEFAULT_TIMEOUT_SEC = 150;
 
-  @Option(names = "--runners", split = ",", defaultValue = "direct,flink,weir",
+  @Option(names = "--runners", split = ",", defaultValue = "direct,flink,weir,bare",
       description = "Runners: direct, flink, weir, bare (bare: Q0-Q2 only). Default: ${DEFAULT-VALUE}.")
   List<String> runners;
 
@@ -59,9 +62,11 @@ public final class NexmarkCommand implements Callable<Integer> {
       description = "streaming and/or batch. Default: ${DEFAULT-VALUE}.")
   List<String> modes;
 
-  @Option(names = "--events", defaultValue = "" + DEFAULT_EVENTS,
-      description = "Nexmark numEvents per run. Default: ${DEFAULT-VALUE}.")
-  long events;
+  @Option(names = "--events", defaultValue = DEFAULT_EVENTS,
+      description = "Nexmark numEvents per run: a count for every runner (1000000), or per runner "
+          + "(direct=50000,flink=1000000,weir=1000000), or a default plus exceptions "
+          + "(500000,direct=50000). Default: ${DEFAULT-VALUE}.")
+  String events;
 
   @Option(names = "--repeat", defaultValue = "1",
       description = "Runs per point; the summary uses the median. Default: ${DEFAULT-VALUE}.")
@@ -118,9 +123,8 @@ public final class NexmarkCommand implements Callable<Integer> {
         ms.add(mm);
       }
     }
-    if (events <= 0) {
-      throw new IllegalArgumentException("--events must be positive");
-    }
+    EventCounts counts = EventCounts.parse(events);
+    counts.asMap(rs); // every runner must have a count
     if (repeat < 1) {
       throw new IllegalArgumentException("--repeat must be at least 1");
     }
@@ -140,7 +144,7 @@ public final class NexmarkCommand implements Callable<Integer> {
           for (int rep = 1; rep <= repeat; rep++) {
             for (RunnerKind r : rs) {
               if (r.supports(q)) {
-                plan.add(new RunSpec(r, q, mode, events, combo, rep));
+                plan.add(new RunSpec(r, q, mode, counts.forRunner(r), combo, rep));
               }
             }
           }
@@ -188,7 +192,13 @@ public final class NexmarkCommand implements Callable<Integer> {
     doc.settings.put("runners", runners);
     doc.settings.put("queries", QuerySet.parse(queries));
     doc.settings.put("modes", modes);
-    doc.settings.put("events", events);
+    List<RunnerKind> kinds = runners.stream().map(RunnerKind::of).distinct().toList();
+    EventCounts counts = EventCounts.parse(events);
+    Map<String, Long> perRunner = counts.asMap(kinds);
+    // "events" stays one number (the largest count) for readers of older files; the exact count
+    // of every runner is in "eventsPerRunner" and in each run record.
+    doc.settings.put("events", perRunner.values().stream().mapToLong(Long::longValue).max().orElse(0));
+    doc.settings.put("eventsPerRunner", perRunner);
     doc.settings.put("repeat", repeat);
     doc.settings.put("timeoutPerRunSec", timeoutPerRun);
     doc.settings.put("parallelism", parallelism);
@@ -216,9 +226,10 @@ public final class NexmarkCommand implements Callable<Integer> {
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
         .writeValue(dir.resolve("runner-config.json").toFile(), doc.runnerConfigs);
 
-    System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %d events, timeout %d s each) -> %s%n",
-        plan.size(), String.join(",", runners), queries, String.join(",", modes), events,
-        timeoutPerRun, dir);
+    announce(dir);
+    System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %s per run, timeout %d s each) -> %s%n",
+        plan.size(), String.join(",", runners), queries, String.join(",", modes),
+        counts.describe(kinds), timeoutPerRun, dir);
     ChildRun executor = new ChildRun(layout, parallelism, timeoutPerRun, passthrough,
         assertCorrectness, profiling);
     // Freeze the repository's own jars (harness, runner, state-cache) for the whole suite.
@@ -267,6 +278,11 @@ public final class NexmarkCommand implements Callable<Integer> {
     writeAll(doc, dir);
     System.out.println();
     System.out.print(doc.summary.table(order));
+    if (!counts.uniform(kinds)) {
+      System.out.println("events per run: " + counts.describe(kinds) + " (ratios compare each "
+          + "runner's throughput at its own size; result counts are compared only between runs "
+          + "of equal size)");
+    }
     long ok = doc.runs.stream().filter(r -> RunRecord.OK.equals(r.status)).count();
     System.out.printf("%n%d of %d runs ok.%n", ok, doc.runs.size());
     for (RunRecord r : doc.runs) {
@@ -279,6 +295,18 @@ public final class NexmarkCommand implements Callable<Integer> {
     System.out.println("Runner configuration: " + dir.resolve("runner-config.json")
         + "; per-run logs and commands: " + dir.resolve("runs"));
     return 0;
+  }
+
+  /**
+   * Tells a launcher where this suite's results go: when the system property
+   * {@code weir.resultsDirFile} names a file, the results folder's absolute path is written to it
+   * (bin/weir then writes the HTML report next to the results, also under {@code --out}).
+   */
+  private static void announce(Path dir) throws java.io.IOException {
+    String file = System.getProperty("weir.resultsDirFile");
+    if (file != null && !file.isBlank()) {
+      Files.writeString(Path.of(file), dir.toAbsolutePath().toString());
+    }
   }
 
   private static void writeAll(ResultsDocument doc, Path dir) throws java.io.IOException {

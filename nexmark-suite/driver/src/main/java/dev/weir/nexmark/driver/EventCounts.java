@@ -1,0 +1,109 @@
+// Role: the --events option: Nexmark's numEvents per runner, so that each runner can be measured
+// at a size where it runs in steady state within the suite's time budget.
+// Threading: immutable; safe from any thread.
+package dev.weir.nexmark.driver;
+
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Events per run, per runner. Parsed from a comma-separated list whose items are either a bare
+ * count (the default for every runner not named) or {@code runner=count}; e.g. {@code 1000000},
+ * {@code direct=50000,flink=1000000,weir=1000000,bare=1000000} or {@code 500000,direct=50000}.
+ * Every runner must end up with a positive count: a list that names some runners and gives no
+ * bare default leaves the others unset, which {@link #forRunner} reports as an error.
+ */
+public final class EventCounts {
+  private final Long defaultCount;
+  private final Map<RunnerKind, Long> perRunner;
+
+  private EventCounts(Long defaultCount, Map<RunnerKind, Long> perRunner) {
+    this.defaultCount = defaultCount;
+    this.perRunner = perRunner;
+  }
+
+  /**
+   * Parses an {@code --events} value.
+   *
+   * @throws IllegalArgumentException naming the item when a count is not a positive integer, a
+   *     runner is unknown, or the same runner (or the default) is given twice
+   */
+  public static EventCounts parse(String text) {
+    if (text == null || text.isBlank()) {
+      throw new IllegalArgumentException("--events is empty; give a count (e.g. 1000000) or "
+          + "runner=count items (e.g. direct=50000,weir=1000000)");
+    }
+    Long dflt = null;
+    Map<RunnerKind, Long> per = new LinkedHashMap<>();
+    for (String raw : text.split(",")) {
+      String item = raw.trim();
+      int eq = item.indexOf('=');
+      if (eq < 0) {
+        if (dflt != null) {
+          throw new IllegalArgumentException("--events gives two default counts ('" + text + "')");
+        }
+        dflt = count(item);
+      } else {
+        RunnerKind r = RunnerKind.of(item.substring(0, eq));
+        if (per.put(r, count(item.substring(eq + 1))) != null) {
+          throw new IllegalArgumentException("--events names " + r.id() + " twice ('" + text + "')");
+        }
+      }
+    }
+    return new EventCounts(dflt, per);
+  }
+
+  private static long count(String s) {
+    try {
+      long n = Long.parseLong(s.trim().replace("_", ""));
+      if (n > 0) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException("--events: '" + s.trim() + "' is not a positive event count");
+  }
+
+  /**
+   * The count for {@code runner}.
+   *
+   * @throws IllegalArgumentException when the option neither names the runner nor gives a default
+   */
+  public long forRunner(RunnerKind runner) {
+    Long n = perRunner.getOrDefault(runner, defaultCount);
+    if (n == null) {
+      throw new IllegalArgumentException("--events gives no count for runner " + runner.id()
+          + "; add " + runner.id() + "=N or a default count");
+    }
+    return n;
+  }
+
+  /** runner id -> count, for the runners given, in their order. */
+  public Map<String, Long> asMap(Collection<RunnerKind> runners) {
+    Map<String, Long> m = new LinkedHashMap<>();
+    for (RunnerKind r : runners) {
+      m.put(r.id(), forRunner(r));
+    }
+    return m;
+  }
+
+  /** Whether every one of {@code runners} gets the same count. */
+  public boolean uniform(Collection<RunnerKind> runners) {
+    return asMap(runners).values().stream().distinct().count() <= 1;
+  }
+
+  /** "50,000" when uniform, else "direct 50,000 · flink 1,000,000 · ...". */
+  public String describe(Collection<RunnerKind> runners) {
+    Map<String, Long> m = asMap(runners);
+    if (m.values().stream().distinct().count() <= 1 && !m.isEmpty()) {
+      return String.format(Locale.ROOT, "%,d events", m.values().iterator().next());
+    }
+    StringBuilder sb = new StringBuilder();
+    m.forEach((r, n) -> sb.append(sb.length() == 0 ? "" : ", ")
+        .append(String.format(Locale.ROOT, "%s %,d", r, n)));
+    return sb.append(" events").toString();
+  }
+}

@@ -1,0 +1,63 @@
+// Role: unit tests of --events parsing (per-runner event counts) and of the plan it gives.
+// Threading: single-threaded JUnit tests.
+package dev.weir.nexmark.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class EventCountsTest {
+  private static final List<RunnerKind> ALL =
+      List.of(RunnerKind.DIRECT, RunnerKind.FLINK, RunnerKind.WEIR, RunnerKind.BARE);
+
+  @Test
+  void aBareCountAppliesToEveryRunner() {
+    EventCounts c = EventCounts.parse("1000000");
+    assertThat(c.asMap(ALL)).containsOnlyKeys("direct", "flink", "weir", "bare")
+        .allSatisfy((r, n) -> assertThat(n).isEqualTo(1_000_000L));
+    assertThat(c.uniform(ALL)).isTrue();
+    assertThat(c.describe(ALL)).isEqualTo("1,000,000 events");
+  }
+
+  @Test
+  void perRunnerCountsOverrideTheDefault() {
+    EventCounts c = EventCounts.parse("500000, direct=50_000");
+    assertThat(c.forRunner(RunnerKind.DIRECT)).isEqualTo(50_000);
+    assertThat(c.forRunner(RunnerKind.WEIR)).isEqualTo(500_000);
+    assertThat(c.uniform(ALL)).isFalse();
+    assertThat(c.describe(List.of(RunnerKind.DIRECT, RunnerKind.WEIR)))
+        .isEqualTo("direct 50,000, weir 500,000 events");
+  }
+
+  @Test
+  void aRunnerWithoutACountIsNamed() {
+    EventCounts c = EventCounts.parse("direct=50000,weir=1000000");
+    assertThatThrownBy(() -> c.forRunner(RunnerKind.FLINK)).hasMessageContaining("flink")
+        .hasMessageContaining("flink=N");
+  }
+
+  @Test
+  void badItemsAreNamed() {
+    assertThatThrownBy(() -> EventCounts.parse("")).hasMessageContaining("--events");
+    assertThatThrownBy(() -> EventCounts.parse("0")).hasMessageContaining("'0'");
+    assertThatThrownBy(() -> EventCounts.parse("weir=lots")).hasMessageContaining("'lots'");
+    assertThatThrownBy(() -> EventCounts.parse("spark=10")).hasMessageContaining("unknown runner 'spark'");
+    assertThatThrownBy(() -> EventCounts.parse("weir=1,weir=2")).hasMessageContaining("weir twice");
+    assertThatThrownBy(() -> EventCounts.parse("1,2")).hasMessageContaining("two default counts");
+  }
+
+  @Test
+  void theDefaultCommandGivesEachRunnerItsOwnSizeAndRunsBareBesideQ0ToQ2() {
+    NexmarkCommand cmd = new NexmarkCommand();
+    new picocli.CommandLine(cmd).parseArgs();
+    List<RunSpec> plan = cmd.plan();
+    assertThat(plan).filteredOn(s -> s.runner() == RunnerKind.BARE)
+        .extracting(RunSpec::query).containsExactly(0, 1, 2);
+    assertThat(plan).filteredOn(s -> s.runner() == RunnerKind.DIRECT)
+        .allSatisfy(s -> assertThat(s.events()).isEqualTo(50_000));
+    assertThat(plan).filteredOn(s -> s.runner() != RunnerKind.DIRECT)
+        .allSatisfy(s -> assertThat(s.events()).isEqualTo(500_000));
+  }
+}
