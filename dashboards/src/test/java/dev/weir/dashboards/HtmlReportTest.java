@@ -68,4 +68,20 @@ class HtmlReportTest {
     assertThat(HtmlReport.formatRate(56_700)).isEqualTo("56.7K");
     assertThat(HtmlReport.formatRate(1_230_000)).isEqualTo("1.23M");
   }
+
+  @Test
+  void report_saysWhatEachRunnerWasGiven_andMarksTimingDependentCounts() throws Exception {
+    SampleResults sample = new SampleResults("2026-11-24T10:00:00Z");
+    sample.settings().put("events", 500_000);
+    sample.settings().putObject("eventsPerRunner").put("direct", 50_000).put("flink", 500_000).put("weir", 500_000);
+    sample.run("weir", 6, "streaming", "ok", 14_000.0, 4_301L, null)
+        .correctness("timing-dependent: streaming result counts differ across runners (flink=4295, weir=4301)");
+    sample.run("flink", 6, "streaming", "ok", 12_000.0, 4_295L, null)
+        .correctness("timing-dependent: streaming result counts differ across runners (flink=4295, weir=4301)");
+    sample.run("weir", 5, "streaming", "ok", 60_000.0, 40L, null).correctness("none: no other runner's result count");
+    String html = render(List.of(ResultsFile.read(sample.write(dir.resolve("r1")))));
+    assertThat(html).contains("direct 50,000, flink 500,000, weir 500,000 events per run");
+    assertThat(html).contains(">timing</td>").doesNotContain("class=\"bad\">NO");
+    assertThat(html).contains(">n/a</td>");
+  }
 }

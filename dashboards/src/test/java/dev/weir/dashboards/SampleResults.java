@@ -76,6 +76,12 @@ final class SampleResults {
     return s;
   }
 
+  /** Sets the {@code correctness} text of the last run added. */
+  SampleResults correctness(String text) {
+    ((ObjectNode) runs.get(runs.size() - 1)).put("correctness", text);
+    return this;
+  }
+
   /** The settings object, for tests that vary it. */
   ObjectNode settings() {
     return (ObjectNode) root.get("settings");
