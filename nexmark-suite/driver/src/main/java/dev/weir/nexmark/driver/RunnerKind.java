@@ -115,6 +115,7 @@ public enum RunnerKind {
       case BARE:
         o.put("threads", String.valueOf(cores));
         o.put("warmup", "true");
+        o.put("work", "pipeline");
         break;
       default:
         throw new AssertionError(this);
@@ -144,8 +145,11 @@ public enum RunnerKind {
         break;
       case BARE:
         n.add("no runner: Nexmark Generator (NexmarkConfiguration defaults) split over one thread "
-            + "per core, query work in a plain loop, one warm-up pass over the same events first; "
-            + "uses the classpath-direct classpath but not the Direct runner");
+            + "per core; per event, in a plain loop, the work of Nexmark's pipeline (event monitor "
+            + "and snoop counters with a clock read, the query's own work, result monitor, stamp, "
+            + "Format's JSON string per result, devnull; --work=query: the query's work only); one "
+            + "warm-up pass over the same events first; uses the classpath-direct classpath but not "
+            + "the Direct runner");
         break;
       default:
         throw new AssertionError(this);

@@ -1,32 +1,43 @@
 // Role: the `bare` pseudo-runner, the limit any runner can approach on the stateless queries
-// Q0-Q2: Nexmark's own event generator plus the query's per-element work in a plain loop, no
-// runner, no Beam pipeline. Writes a perf JSON in the shape of Nexmark's --perfFilename.
+// Q0-Q2: Nexmark's own event generator plus the per-element work of Nexmark's pipeline (its
+// monitor, snoop, stamp, format and devnull steps around the query's own work; PipelineWork) in a
+// plain loop, no runner, no Beam pipeline. Writes a perf JSON in the shape of Nexmark's
+// --perfFilename.
 // Threading: the generator config is split into one part per thread (one thread per core by
 // default); each worker owns its Generator and counters; the main thread joins them and sums.
 package dev.weir.nexmark.harness;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.File;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
-import org.apache.beam.sdk.coders.CoderException;
+import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.nexmark.NexmarkConfiguration;
 import org.apache.beam.sdk.nexmark.model.AuctionPrice;
 import org.apache.beam.sdk.nexmark.model.Bid;
 import org.apache.beam.sdk.nexmark.model.Event;
+import org.apache.beam.sdk.nexmark.model.KnownSize;
 import org.apache.beam.sdk.nexmark.sources.generator.Generator;
 import org.apache.beam.sdk.nexmark.sources.generator.GeneratorConfig;
-import org.apache.beam.sdk.util.CoderUtils;
+import org.apache.beam.sdk.values.TimestampedValue;
 
 /**
  * Runner-less limit for Nexmark Q0-Q2. Arguments: {@code --query=0|1|2 --numEvents=N
- * [--threads=T] [--warmup=true|false] [--perfFilename=F]}. Reports events per second (events
- * generated and processed / wall seconds of the measured pass) and the number of results; a
- * warm-up pass over max(N, 1,000,000) events runs first unless {@code --warmup=false}.
+ * [--threads=T] [--warmup=true|false] [--work=pipeline|query] [--perfFilename=F]}. Reports events
+ * per second (events generated and processed / wall seconds of the measured pass) and the number
+ * of results; a warm-up pass over max(N, 1,000,000) events runs first unless
+ * {@code --warmup=false}. {@code --work=pipeline} (the default) does per element what Nexmark's
+ * pipeline does around the query ({@link PipelineWork}: monitors, snoop, stamp, a JSON string per
+ * result, devnull), so the limit carries the same work a runner is given; {@code --work=query}
+ * does only the query's own work (Q0's coder round trip, Q1's conversion, Q2's filter), the
+ * lighter limit of earlier results.
  */
 public final class BareRunner {
   /** Minimum number of events of the warm-up pass. */
@@ -42,6 +53,14 @@ public final class BareRunner {
     int threads = Integer.parseInt(
         opts.getOrDefault("threads", String.valueOf(Runtime.getRuntime().availableProcessors())));
     boolean warmup = Boolean.parseBoolean(opts.getOrDefault("warmup", "true"));
+    String work = opts.getOrDefault("work", "pipeline");
+    if (!work.equals("pipeline") && !work.equals("query")) {
+      String msg = "--work=" + work + " is not a bare work mode; allowed values: pipeline, query";
+      System.err.println("ERROR BareRunner: " + msg);
+      ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, msg);
+      System.exit(2);
+    }
+    boolean pipeline = work.equals("pipeline");
     String perfFile = opts.get("perfFilename");
     if (query < 0 || query > 2) {
       String msg = "bare runner supports queries 0-2 only, not " + query;
@@ -55,10 +74,10 @@ public final class BareRunner {
       // At least WARMUP_MIN_EVENTS so that small --numEvents still measure JIT-compiled code.
       NexmarkConfiguration warm = config.copy();
       warm.numEvents = Math.max(numEvents, WARMUP_MIN_EVENTS);
-      run(warm, query, threads);
+      run(warm, query, threads, pipeline);
     }
     long t0 = System.nanoTime();
-    long results = run(config, query, threads);
+    long results = run(config, query, threads, pipeline);
     double runtimeSec = (System.nanoTime() - t0) / 1e9;
 
     Map<String, Object> perf = new LinkedHashMap<>();
@@ -76,20 +95,22 @@ public final class BareRunner {
     perf.put("shutdownDelaySec", 0.0);
     perf.put("timeDilation", 0.0);
     perf.put("jobId", null);
-    System.out.printf("BareRunner: query %d, %d events, %d threads, warm-up %s: %.3f s, %.0f events/s, %d results%n",
-        query, numEvents, threads, warmup, runtimeSec, numEvents / runtimeSec, results);
+    System.out.printf("BareRunner: query %d, %d events, %d threads, warm-up %s, work %s: %.3f s, %.0f events/s, %d results%n",
+        query, numEvents, threads, warmup, work, runtimeSec, numEvents / runtimeSec, results);
     if (perfFile != null) {
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(new File(perfFile), perf);
     }
     Map<String, Object> extra = new LinkedHashMap<>();
     extra.put("bareThreads", threads);
     extra.put("bareWarmup", warmup);
+    extra.put("bareWork", work);
     ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, null, extra);
     System.exit(0);
   }
 
   /** Generates {@code config.numEvents} events over {@code threads} threads; returns the result count. */
-  static long run(NexmarkConfiguration config, int query, int threads) throws InterruptedException {
+  static long run(NexmarkConfiguration config, int query, int threads, boolean pipeline)
+      throws InterruptedException {
     GeneratorConfig whole = new GeneratorConfig(config, System.currentTimeMillis(), 0, config.numEvents, 0);
     List<GeneratorConfig> parts = whole.split(threads);
     long[] counts = new long[parts.size()];
@@ -100,7 +121,7 @@ public final class BareRunner {
       final GeneratorConfig part = parts.get(i);
       Thread t = new Thread(() -> {
         try {
-          counts[idx] = work(part, query, config.auctionSkip);
+          counts[idx] = work(part, query, config.auctionSkip, pipeline);
         } catch (Throwable e) {
           failure.compareAndSet(null, e);
         }
@@ -121,19 +142,34 @@ public final class BareRunner {
     return sum;
   }
 
-  /** One worker's loop: generate, do the query's per-element work, count the results. */
-  static long work(GeneratorConfig part, int query, long auctionSkip) throws CoderException {
+  /**
+   * One worker's loop: generate, do the query's per-element work (and with {@code pipeline}, the
+   * work of Nexmark's pipeline around it), count the results.
+   */
+  static long work(GeneratorConfig part, int query, long auctionSkip, boolean pipeline)
+      throws IOException {
     Generator gen = new Generator(part);
+    PipelineWork around = pipeline ? new PipelineWork() : null;
     long results = 0;
     long sink = 0; // keeps the JIT from discarding the work
     while (gen.hasNext()) {
-      Event e = gen.next().getValue();
+      TimestampedValue<Event> next = gen.next();
+      Event e = next.getValue();
+      long timestampMs = next.getTimestamp().getMillis();
+      if (around != null) {
+        around.beforeQuery(e, timestampMs);
+      }
+      KnownSize result = null;
       switch (query) {
         case 0: {
-          byte[] bytes = CoderUtils.encodeToByteArray(Event.CODER, e);
-          Event back = CoderUtils.decodeFromByteArray(Event.CODER, bytes);
+          // As Query0's Serialize step: encode with the OUTER context, count bytes, decode.
+          ByteArrayOutputStream out = new ByteArrayOutputStream();
+          Event.CODER.encode(e, out, Coder.Context.OUTER);
+          byte[] bytes = out.toByteArray();
+          sink += bytes.length;
+          Event back = Event.CODER.decode(new ByteArrayInputStream(bytes), Coder.Context.OUTER);
           sink += back.hashCode();
-          results++;
+          result = back;
           break;
         }
         case 1: {
@@ -141,7 +177,7 @@ public final class BareRunner {
             Bid b = e.bid;
             Bid euro = new Bid(b.auction, b.bidder, (b.price * 89) / 100, b.dateTime, b.extra);
             sink += euro.price;
-            results++;
+            result = euro;
           }
           break;
         }
@@ -149,11 +185,20 @@ public final class BareRunner {
           if (e.bid != null && e.bid.auction % auctionSkip == 0) {
             AuctionPrice ap = new AuctionPrice(e.bid.auction, e.bid.price);
             sink += ap.price;
-            results++;
+            result = ap;
           }
           break;
         }
       }
+      if (result != null) {
+        results++;
+        if (around != null) {
+          around.afterQuery(result, timestampMs);
+        }
+      }
+    }
+    if (around != null) {
+      sink += around.digest();
     }
     if (sink == 42) {
       System.out.print(""); // practically never; a use of sink
