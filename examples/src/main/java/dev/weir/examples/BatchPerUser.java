@@ -1,8 +1,10 @@
 package dev.weir.examples;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.io.GenerateSequence;
@@ -44,11 +46,16 @@ import org.joda.time.Instant;
  * <p>Input: element {@code n} is an event of {@code user-(n % 4)} stamped
  * {@code n * 10 ms} after a fixed instant, generated at {@code --elementsPerSecond}.
  *
- * <p>Run it from the repository root (after {@code mvn -B install -DskipTests -pl examples -am}):
+ * <p>Run it from the repository root (after {@code mvn -B install -DskipTests -pl examples -am});
+ * it generates events without end, prints each batch as it leaves, and cancels the job after
+ * {@code --runSeconds} (0: runs until stopped with Ctrl-C):
  * <pre>
  * mvn -pl examples exec:java -Dexec.mainClass=dev.weir.examples.BatchPerUser \
- *   -Dexec.args="--runner=WeirRunner --streaming=true --numElements=1000 --maxBatchSize=10 --maxDelayMs=500"
+ *   -Dexec.args="--runner=WeirRunner --streaming=true --maxBatchSize=10 --maxDelayMs=200 --runSeconds=10"
  * </pre>
+ * With {@code --numElements=N} it generates N events and ends by itself, the last partial
+ * batches flushed by their timers (Beam then reads the unbounded source as a bounded one, and
+ * logs a harmless warning about its {@code Shard} coder).
  */
 public final class BatchPerUser {
   private BatchPerUser() {}
@@ -62,7 +69,7 @@ public final class BatchPerUser {
   /** The example's options. */
   public interface Options extends StreamingOptions {
     @Description("How many events to generate; 0 generates events until the job is stopped.")
-    @Default.Long(1000)
+    @Default.Long(0)
     long getNumElements();
 
     void setNumElements(long numElements);
@@ -84,6 +91,12 @@ public final class BatchPerUser {
     long getMaxDelayMs();
 
     void setMaxDelayMs(long maxDelayMs);
+
+    @Description("Cancel the job after this many seconds of wall time; 0 waits until it ends by itself.")
+    @Default.Long(0)
+    long getRunSeconds();
+
+    void setRunSeconds(long runSeconds);
   }
 
   /** The user that event {@code n} belongs to. */
@@ -185,9 +198,22 @@ public final class BatchPerUser {
     return pipeline;
   }
 
-  /** Parses the command line, runs the pipeline and waits until it has finished (or forever). */
-  public static void main(String[] args) {
+  /**
+   * Parses the command line, runs the pipeline and waits until it has finished, or cancels it
+   * after {@code --runSeconds}.
+   *
+   * @throws IOException if cancelling the job fails
+   */
+  public static void main(String[] args) throws IOException {
     Options options = PipelineOptionsFactory.fromArgs(args).withValidation().as(Options.class);
-    build(options).run().waitUntilFinish();
+    PipelineResult result = build(options).run();
+    if (options.getRunSeconds() > 0) {
+      PipelineResult.State state = result.waitUntilFinish(Duration.standardSeconds(options.getRunSeconds()));
+      if (state == null || !state.isTerminal()) {
+        result.cancel();
+      }
+    } else {
+      result.waitUntilFinish();
+    }
   }
 }

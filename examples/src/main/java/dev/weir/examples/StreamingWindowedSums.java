@@ -1,6 +1,8 @@
 package dev.weir.examples;
 
+import java.io.IOException;
 import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.io.GenerateSequence;
 import org.apache.beam.sdk.options.Default;
 import org.apache.beam.sdk.options.Description;
@@ -37,12 +39,15 @@ import org.joda.time.Instant;
  * seconds; so the expected sums can be computed by hand (the test does).
  *
  * <p>Run it from the repository root (after {@code mvn -B install -DskipTests -pl examples -am});
- * it generates {@code --numElements} readings at {@code --elementsPerSecond} and ends
- * ({@code --numElements=0}: runs until stopped with Ctrl-C):
+ * it generates readings at {@code --elementsPerSecond} without end, prints each window's sums
+ * as the window closes, and cancels the job after {@code --runSeconds} (0: runs until stopped
+ * with Ctrl-C):
  * <pre>
  * mvn -pl examples exec:java -Dexec.mainClass=dev.weir.examples.StreamingWindowedSums \
- *   -Dexec.args="--runner=WeirRunner --streaming=true --numElements=3000 --elementsPerSecond=500 --windowSizeSec=2"
+ *   -Dexec.args="--runner=WeirRunner --streaming=true --elementsPerSecond=500 --windowSizeSec=2 --runSeconds=10"
  * </pre>
+ * With {@code --numElements=N} it generates N readings and ends by itself (Beam then reads the
+ * unbounded source as a bounded one, and logs a harmless warning about its {@code Shard} coder).
  */
 public final class StreamingWindowedSums {
   private StreamingWindowedSums() {}
@@ -56,7 +61,7 @@ public final class StreamingWindowedSums {
   /** The example's options; {@code --streaming} comes from Beam's {@link StreamingOptions}. */
   public interface Options extends StreamingOptions {
     @Description("How many readings to generate; 0 generates readings until the job is stopped.")
-    @Default.Long(3000)
+    @Default.Long(0)
     long getNumElements();
 
     void setNumElements(long numElements);
@@ -73,6 +78,12 @@ public final class StreamingWindowedSums {
     long getWindowSizeSec();
 
     void setWindowSizeSec(long windowSizeSec);
+
+    @Description("Cancel the job after this many seconds of wall time; 0 waits until it ends by itself.")
+    @Default.Long(0)
+    long getRunSeconds();
+
+    void setRunSeconds(long runSeconds);
   }
 
   /** The sensor that element {@code n} is a reading of. */
@@ -164,9 +175,22 @@ public final class StreamingWindowedSums {
     return pipeline;
   }
 
-  /** Parses the command line, runs the pipeline and waits until it has finished (or forever). */
-  public static void main(String[] args) {
+  /**
+   * Parses the command line, runs the pipeline and waits until it has finished, or cancels it
+   * after {@code --runSeconds}.
+   *
+   * @throws IOException if cancelling the job fails
+   */
+  public static void main(String[] args) throws IOException {
     Options options = PipelineOptionsFactory.fromArgs(args).withValidation().as(Options.class);
-    build(options).run().waitUntilFinish();
+    PipelineResult result = build(options).run();
+    if (options.getRunSeconds() > 0) {
+      PipelineResult.State state = result.waitUntilFinish(Duration.standardSeconds(options.getRunSeconds()));
+      if (state == null || !state.isTerminal()) {
+        result.cancel();
+      }
+    } else {
+      result.waitUntilFinish();
+    }
   }
 }
