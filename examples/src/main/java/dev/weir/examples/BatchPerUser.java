@@ -107,6 +107,9 @@ public final class BatchPerUser {
   /**
    * Per key: buffers values and emits {@code KV<key, batch>} when a batch is full or its timer
    * fires. State and timers are per key and window (here the global window).
+   *
+   * <p>Threading: as for any DoFn, the runner calls an instance from one thread at a time;
+   * Weir calls it on the run-loop thread of the container that owns the key's task.
    */
   public static final class BatchFn extends DoFn<KV<String, Long>, KV<String, List<Long>>> {
     private final int maxBatchSize;
@@ -121,6 +124,10 @@ public final class BatchPerUser {
     @TimerId("flush")
     private final TimerSpec flushSpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
 
+    /**
+     * @param maxBatchSize a batch leaves as soon as it holds this many values
+     * @param maxDelay a batch leaves at the latest this much event time after its first value
+     */
     public BatchFn(int maxBatchSize, Duration maxDelay) {
       this.maxBatchSize = maxBatchSize;
       this.maxDelay = maxDelay;

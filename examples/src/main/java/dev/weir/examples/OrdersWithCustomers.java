@@ -71,6 +71,7 @@ public final class OrdersWithCustomers {
   public static final class JoinWithCustomers extends PTransform<PCollection<String>, PCollection<String>> {
     private final PCollection<String> customerLines;
 
+    /** @param customerLines lines {@code customerId,name} of the same pipeline; ids are unique */
     public JoinWithCustomers(PCollection<String> customerLines) {
       this.customerLines = customerLines;
     }

@@ -106,6 +106,10 @@ public final class StreamingWindowedSums {
     private final long numElements;
     private final long elementsPerSecond;
 
+    /**
+     * @param numElements how many element numbers to generate, from 0; 0 for no end
+     * @param elementsPerSecond generation rate, and the event-time spacing of the elements
+     */
     public GenerateReadings(long numElements, long elementsPerSecond) {
       this.numElements = numElements;
       this.elementsPerSecond = elementsPerSecond;
@@ -128,6 +132,7 @@ public final class StreamingWindowedSums {
   public static final class SumPerSensorAndWindow extends PTransform<PCollection<Long>, PCollection<String>> {
     private final Duration windowSize;
 
+    /** @param windowSize the size of the fixed event-time windows */
     public SumPerSensorAndWindow(Duration windowSize) {
       this.windowSize = windowSize;
     }
