@@ -64,6 +64,13 @@ abstract class EntryCells<K> extends ElementCells {
 
   /** A streamed read of all keys, in the order of their encodings; values are skipped, not decoded. */
   final Iterable<K> readKeys() {
-    return readEntries(SkipCoder.INSTANCE, (cell, unread) -> keyOf(cell));
+    return reads.snapshot(new Scan<Object, K>(store, elements, elementsEnd, SkipCoder.INSTANCE) {
+      @Override
+      void decode(List<Entry<byte[], Object>> cells, List<K> out) {
+        for (Entry<byte[], Object> cell : cells) {
+          out.add(keyOf(cell.getKey()));
+        }
+      }
+    });
   }
 }

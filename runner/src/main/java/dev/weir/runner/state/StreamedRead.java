@@ -38,8 +38,8 @@ import org.apache.samza.storage.kv.Entry;
  * iterators already running continue in the copy where they were. Views are held weakly, so one
  * the DoFn dropped is skipped once the garbage collector has cleared it (until then it is copied
  * too). Reading more than a page of a range and then writing into it (read, then clear) therefore
- * costs one copy of the range. With no view outstanding, the common case, a write checks one
- * empty list.
+ * costs one copy of the range. With no view outstanding, the common case, a write checks a
+ * field or an empty list.
  *
  * <h2>Leaving the thread</h2>
  *
@@ -57,9 +57,10 @@ final class StreamedRead {
   private final CachedStore store;
   /**
    * Streamed reads handed out and not yet copied, weakly held so that an abandoned read is not
-   * copied. Empty in the common case.
+   * copied. Created with the first one (most keys never read more than a page), so a key's
+   * streamed reads cost one object until then.
    */
-  private final ArrayList<WeakReference<View<?>>> views = new ArrayList<>(0);
+  private ArrayList<WeakReference<View<?>>> views;
   /** Size of {@link #views} after its last pruning; the next pruning waits until it doubles. */
   private int viewsAfterPrune;
 
@@ -84,7 +85,9 @@ final class StreamedRead {
       return Collections.unmodifiableList(first);
     }
     View<E> view = new View<>(scan, first, next);
-    if (views.size() > 2 * viewsAfterPrune + 16) {
+    if (views == null) {
+      views = new ArrayList<>(2);
+    } else if (views.size() > 2 * viewsAfterPrune + 16) {
       views.removeIf(r -> r.get() == null || r.get().copy != null);
       viewsAfterPrune = views.size();
     }
@@ -99,6 +102,9 @@ final class StreamedRead {
    * @param to exclusive end; null means unbounded
    */
   void beforeWrite(byte[] from, byte[] to) {
+    if (views == null) {
+      return;
+    }
     for (int i = views.size() - 1; i >= 0; i--) {
       View<?> view = views.get(i).get();
       if (view == null || view.copy != null) {
@@ -112,14 +118,14 @@ final class StreamedRead {
 
   /** {@link #beforeWrite(byte[], byte[])} of one cell; allocates only when a read is outstanding. */
   void beforeWrite(byte[] cell) {
-    if (!views.isEmpty()) {
+    if (hasViews()) {
       beforeWrite(cell, ByteKeys.successor(cell));
     }
   }
 
   /** Whether a streamed read may be outstanding (a write that would allocate its range may skip). */
   boolean hasViews() {
-    return !views.isEmpty();
+    return views != null && !views.isEmpty();
   }
 
   private void dropView(int i) {
