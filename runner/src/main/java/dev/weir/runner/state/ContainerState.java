@@ -4,7 +4,9 @@ import dev.weir.state.StateBackend;
 import dev.weir.state.cache.CachedStore;
 import dev.weir.state.cache.ObjectCache;
 import dev.weir.state.cache.ObjectCacheSettings;
+import dev.weir.state.store.SortedByteStore;
 import dev.weir.state.store.StateStorage;
+import dev.weir.state.store.StateStoreException;
 import dev.weir.state.store.rocksdb.RocksDbSettings;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +20,8 @@ import java.util.Map;
  * cached store that every keyed operator of the container's tasks shares, plus one raw store of
  * event-time timer indexes ({@link #timerStore()}, see {@link TimerIndex}) committed with it.
  * Operators are told apart by 4-byte prefixes handed out by {@link #newOperatorPrefix()} in open
- * order, so the same job reopened over the same directory finds its cells and timers again.
+ * order, so the same job reopened over the same directory finds its cells and timers again;
+ * {@link CellLayout} lays out every key under those prefixes.
  *
  * <p>Commits: operators call {@link #requestCommit()} when they finish a bundle that wrote state;
  * the container calls {@link #commitIfRequested()} once per run-loop iteration, so that several
@@ -52,7 +55,7 @@ public final class ContainerState implements AutoCloseable {
    * @param directory the container's own directory (ignored by the memory backend)
    * @param cacheEntries object-cache bound in entries (at least 1)
    * @param owner a name for the commit metadata, e.g. the container's thread name
-   * @throws dev.weir.state.store.StateStoreException if RocksDB cannot open the directory
+   * @throws StateStoreException if RocksDB cannot open the directory
    */
   public ContainerState(StateBackend backend, Path directory, long cacheEntries, String owner) {
     this.owner = owner;
@@ -71,7 +74,7 @@ public final class ContainerState implements AutoCloseable {
    * storage (so committed atomically with the state), not behind the object cache: the index is
    * read by range scans, which must not flush the state cache.
    */
-  public dev.weir.state.store.SortedByteStore timerStore() {
+  public SortedByteStore timerStore() {
     return storage.store(TIMER_STORE);
   }
 
@@ -90,7 +93,10 @@ public final class ContainerState implements AutoCloseable {
     return storage;
   }
 
-  /** A fresh 4-byte prefix that separates one operator instance's cells from all others. */
+  /**
+   * A fresh 4-byte prefix (big-endian int, 0, 1, ... in call order) that separates one operator
+   * instance's cells from all others; see {@link CellLayout}.
+   */
   public byte[] newOperatorPrefix() {
     return ByteBuffer.allocate(4).putInt(nextOperator++).array();
   }

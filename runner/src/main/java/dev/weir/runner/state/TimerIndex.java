@@ -8,8 +8,8 @@ import dev.weir.state.store.StoreIterator;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.LongConsumer;
@@ -29,17 +29,20 @@ import org.joda.time.Instant;
  *
  * <h2>Layout</h2>
  *
+ * Two indexes, their bytes laid out by {@link CellLayout} (which documents every one):
+ *
  * <ul>
  *   <li><b>Ordered index</b>, in the dedicated timer store ({@link ContainerState#timerStore()},
- *       raw bytes, staged until the container's commit): key {@code indexPrefix(4) | timestamp (8,
- *       big-endian, sign bit flipped so that unsigned byte order is time order) | len(key) | key |
- *       len(ns) | ns | len(id) | id | len(family) | family}, value the output timestamp (8). A
- *       range scan yields timers by timestamp, then key, then namespace and id.
+ *       raw bytes, staged until the container's commit): key {@link CellLayout#timerIndexKey}
+ *       (index prefix, firing timestamp as sortable ms, then the timer's key, namespace, id and
+ *       family), value the output timestamp. A range scan yields timers by timestamp, then key,
+ *       then namespace and id.
  *   <li><b>Slot index</b>, in the object-cached state store under its own operator prefix: key
- *       {@code slotPrefix(4) | len(key) | key | ns | id | family}, value {@code (timestamp,
- *       outputTimestamp)}. It answers "is this timer set, and when" for replace and delete with a
- *       cache hit for hot keys, and lets setting the same timer again (runners-core re-sets a
- *       window's garbage-collection timer on every element) cost one lookup and no write.
+ *       {@link CellLayout#timerSlotKey} (the same identity without the timestamp), value
+ *       {@code (timestamp, outputTimestamp)}. It answers "is this timer set, and when" for replace
+ *       and delete with a cache hit for hot keys, and lets setting the same timer again
+ *       (runners-core re-sets a window's garbage-collection timer on every element) cost one
+ *       lookup and no write.
  * </ul>
  *
  * <h2>Heap</h2>
@@ -58,9 +61,9 @@ import org.joda.time.Instant;
  * <p>Threading: confined to the task's container thread. Errors: store failures surface as
  * {@code StateStoreException}; undecodable entries as {@link IllegalStateException}.
  */
-public final class TimerIndex {
-  /** Decoded view of one pending timer. */
-  public record Pending(byte[] keyBytes, TimerData data) {}
+final class TimerIndex {
+  /** Decoded view of one pending timer: its encoded key and Beam's description. */
+  record Pending(byte[] keyBytes, TimerData data) {}
 
   private final SortedByteStore ordered;
   private final CachedStore slots;
@@ -76,7 +79,7 @@ public final class TimerIndex {
    * encodes the window (coder + base64) on every call, and runners-core sets a window's timers on
    * every element. Cleared when it reaches {@value #MAX_CACHED_NAMESPACES} entries.
    */
-  private final java.util.HashMap<StateNamespace, byte[]> namespaceBytes = new java.util.HashMap<>();
+  private final HashMap<StateNamespace, byte[]> namespaceBytes = new HashMap<>();
   private static final int MAX_CACHED_NAMESPACES = 1024;
 
   /**
@@ -85,11 +88,11 @@ public final class TimerIndex {
    * @param windowCoder decodes window namespaces of loaded timers
    * @param heapCapacity how many of the earliest timers to keep decoded in memory (at least 1)
    */
-  public TimerIndex(ContainerState state, Coder<? extends BoundedWindow> windowCoder, int heapCapacity) {
+  TimerIndex(ContainerState state, Coder<? extends BoundedWindow> windowCoder, int heapCapacity) {
     this.ordered = state.timerStore();
     this.slots = state.store();
-    this.indexPrefix = state.newOperatorPrefix();
-    this.slotPrefix = state.newOperatorPrefix();
+    this.indexPrefix = CellLayout.timerPrefix(state.newOperatorPrefix());
+    this.slotPrefix = CellLayout.timerPrefix(state.newOperatorPrefix());
     this.windowCoder = windowCoder;
     this.heapCapacity = Math.max(1, heapCapacity);
   }
@@ -98,14 +101,14 @@ public final class TimerIndex {
    * Loads what an earlier instance committed: counts the timers and reports each one's output
    * timestamp (epoch ms) to {@code outputHolds} (may be null), then fills the heap. One scan.
    */
-  public void open(LongConsumer outputHolds) {
+  void open(LongConsumer outputHolds) {
     size = 0;
     try (StoreIterator<byte[], byte[]> it = ordered.prefix(indexPrefix)) {
       while (it.hasNext()) {
         Entry<byte[], byte[]> e = it.next();
         size++;
         if (outputHolds != null) {
-          outputHolds.accept(ByteBuffer.wrap(e.getValue()).getLong());
+          outputHolds.accept(CellLayout.timerIndexOutputMs(e.getValue()));
         }
       }
     }
@@ -115,12 +118,12 @@ public final class TimerIndex {
   }
 
   /** Number of pending timers. */
-  public long size() {
+  long size() {
     return size;
   }
 
   /** Number of timers currently decoded in memory (at most the heap capacity). */
-  public int heapSize() {
+  int heapSize() {
     return heap.size();
   }
 
@@ -131,7 +134,7 @@ public final class TimerIndex {
    * @return the previous {@code {timestamp, outputTimestamp}} (epoch ms) if the timer was set,
    *     else null; do not modify
    */
-  public long[] set(byte[] keyBytes, TimerData timer) {
+  long[] set(byte[] keyBytes, TimerData timer) {
     byte[] slot = slotKey(keyBytes, timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
     StateKey slotKey = slots.key(slot);
     long[] old = slots.get(slotKey, SlotCoder.INSTANCE);
@@ -147,7 +150,7 @@ public final class TimerIndex {
     }
     slots.put(slotKey, new long[] {ts, out}, SlotCoder.INSTANCE);
     byte[] key = orderedKey(keyBytes, ts, timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
-    ordered.put(key, ByteBuffer.allocate(8).putLong(out).array());
+    ordered.put(key, CellLayout.timerIndexValue(out));
     offerToHeap(key, new Pending(keyBytes, timer));
     return old;
   }
@@ -157,7 +160,7 @@ public final class TimerIndex {
    *
    * @return its output timestamp (epoch ms), or {@link Long#MIN_VALUE} if it was not set
    */
-  public long delete(byte[] keyBytes, StateNamespace namespace, String timerId, String familyId) {
+  long delete(byte[] keyBytes, StateNamespace namespace, String timerId, String familyId) {
     StateKey slotKey = slots.key(slotKey(keyBytes, namespace, timerId, familyId));
     long[] old = slots.get(slotKey, SlotCoder.INSTANCE);
     if (old == null) {
@@ -170,7 +173,7 @@ public final class TimerIndex {
   }
 
   /** The earliest pending timer without removing it, or null if there is none. */
-  public Pending peek() {
+  Pending peek() {
     if (heap.isEmpty() && !complete) {
       refill();
     }
@@ -179,7 +182,7 @@ public final class TimerIndex {
   }
 
   /** Removes and returns the earliest timer if its timestamp is before {@code watermarkMs}, else null. */
-  public Pending pollBefore(long watermarkMs) {
+  Pending pollBefore(long watermarkMs) {
     Pending first = peek();
     if (first == null || first.data().getTimestamp().getMillis() >= watermarkMs) {
       return null;
@@ -243,64 +246,39 @@ public final class TimerIndex {
   }
 
   private byte[] orderedKey(byte[] keyBytes, long ts, StateNamespace ns, String id, String family) {
-    byte[] nsb = namespaceBytes(ns);
-    byte[] idb = id.getBytes(StandardCharsets.UTF_8);
-    byte[] fb = family.getBytes(StandardCharsets.UTF_8);
-    ByteBuffer b = ByteBuffer.allocate(4 + 8 + 16 + keyBytes.length + nsb.length + idb.length + fb.length);
-    b.put(indexPrefix).putLong(ts ^ Long.MIN_VALUE);
-    b.putInt(keyBytes.length).put(keyBytes).putInt(nsb.length).put(nsb).putInt(idb.length).put(idb)
-        .putInt(fb.length).put(fb);
-    return b.array();
+    return CellLayout.timerIndexKey(indexPrefix, ts, keyBytes, namespaceBytes(ns), id.getBytes(StandardCharsets.UTF_8),
+        family.getBytes(StandardCharsets.UTF_8));
   }
 
   private byte[] slotKey(byte[] keyBytes, StateNamespace ns, String id, String family) {
-    byte[] nsb = namespaceBytes(ns);
-    byte[] idb = id.getBytes(StandardCharsets.UTF_8);
-    byte[] fb = family.getBytes(StandardCharsets.UTF_8);
-    ByteBuffer b = ByteBuffer.allocate(4 + 16 + keyBytes.length + nsb.length + idb.length + fb.length);
-    b.put(slotPrefix).putInt(keyBytes.length).put(keyBytes).putInt(nsb.length).put(nsb).putInt(idb.length)
-        .put(idb).putInt(fb.length).put(fb);
-    return b.array();
+    return CellLayout.timerSlotKey(slotPrefix, keyBytes, namespaceBytes(ns), id.getBytes(StandardCharsets.UTF_8),
+        family.getBytes(StandardCharsets.UTF_8));
   }
 
   private Pending decode(byte[] key, byte[] value) {
-    ByteBuffer b = ByteBuffer.wrap(key);
-    b.position(indexPrefix.length);
-    long ts = b.getLong() ^ Long.MIN_VALUE;
-    byte[] keyBytes = new byte[b.getInt()];
-    b.get(keyBytes);
-    String ns = string(b);
-    String id = string(b);
-    String family = string(b);
-    long out = ByteBuffer.wrap(value).getLong();
-    StateNamespace namespace = StateNamespaces.fromString(ns, windowCoder);
-    return new Pending(keyBytes,
-        TimerData.of(id, family, namespace, new Instant(ts), new Instant(out), TimeDomain.EVENT_TIME));
+    CellLayout.TimerKey k = CellLayout.decodeTimerIndexKey(key, indexPrefix.length);
+    long out = CellLayout.timerIndexOutputMs(value);
+    StateNamespace namespace = StateNamespaces.fromString(k.namespace(), windowCoder);
+    return new Pending(k.keyBytes(), TimerData.of(k.timerId(), k.familyId(), namespace, new Instant(k.timestampMs()),
+        new Instant(out), TimeDomain.EVENT_TIME));
   }
 
-  private static String string(ByteBuffer b) {
-    byte[] bytes = new byte[b.getInt()];
-    b.get(bytes);
-    return new String(bytes, StandardCharsets.UTF_8);
-  }
-
-  /** Two big-endian longs: (timestamp, output timestamp). */
+  /** A timer slot value, {@code {timestampMs, outputTimestampMs}}, in {@link CellLayout#timerSlotValue}'s bytes. */
   static final class SlotCoder extends CustomCoder<long[]> {
     static final SlotCoder INSTANCE = new SlotCoder();
 
     @Override
     public void encode(long[] value, OutputStream out) throws IOException {
-      out.write(ByteBuffer.allocate(16).putLong(value[0]).putLong(value[1]).array());
+      out.write(CellLayout.timerSlotValue(value[0], value[1]));
     }
 
     @Override
     public long[] decode(InputStream in) throws IOException {
-      byte[] b = in.readNBytes(16);
-      if (b.length != 16) {
+      byte[] b = in.readNBytes(CellLayout.TIMER_SLOT_BYTES);
+      if (b.length != CellLayout.TIMER_SLOT_BYTES) {
         throw new IOException("truncated timer slot");
       }
-      ByteBuffer buf = ByteBuffer.wrap(b);
-      return new long[] {buf.getLong(), buf.getLong()};
+      return CellLayout.decodeTimerSlot(b);
     }
   }
 }

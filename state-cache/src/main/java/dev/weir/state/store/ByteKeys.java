@@ -41,6 +41,15 @@ public final class ByteKeys {
     return null;
   }
 
+  /**
+   * The smallest key strictly greater than {@code key}: {@code key} followed by one {@code 0x00}
+   * byte. Unlike {@link #prefixEnd}, it does not skip the keys that extend {@code key}, so it is
+   * where a paged scan resumes after the last key of a page. Allocates one array.
+   */
+  public static byte[] successor(byte[] key) {
+    return Arrays.copyOf(key, key.length + 1);
+  }
+
   /** Whether {@code key} lies in {@code [from, to)}; a null {@code to} is unbounded. */
   public static boolean inRange(byte[] key, byte[] from, byte[] to) {
     return Arrays.compareUnsigned(key, from) >= 0

@@ -1,0 +1,371 @@
+package dev.weir.runner.state;
+
+import dev.weir.state.store.ByteKeys;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Every byte format Weir writes for Beam state and timers: the store keys of state cells, the
+ * keys of the event-time timer index and of its slots, and the values the timer index writes
+ * itself. This is the one place that knows them, and the format checkpoints will persist: change
+ * a byte here and {@code CellLayoutTest}'s golden bytes fail; change the format on purpose and
+ * bump {@link #FORMAT_VERSION}.
+ *
+ * <h2>Conventions</h2>
+ *
+ * Store order is unsigned lexicographic ({@link ByteKeys#ORDER}, RocksDB's bytewise order).
+ * Integers are big-endian. A {@code len(x) | x} pair is a 4-byte length then the bytes, so that no
+ * variable-length field can make one key a prefix of a key for another cell. A timestamp that must
+ * sort is its epoch milliseconds with the sign bit flipped ({@code ms ^ Long.MIN_VALUE}), so that
+ * unsigned byte order is time order, negative timestamps (before 1970, and Beam's minimum) first.
+ * Every key starts with the format version byte, so a later format can live next to this one.
+ *
+ * <h2>State cells</h2>
+ *
+ * In the container's object-cached store ({@link ContainerState#STORE}). With {@code k}, {@code n}
+ * and {@code i} the lengths of the key, namespace and state id:
+ *
+ * <pre>
+ * offset        width  meaning          encoding
+ * 0             1      format version   {@value #FORMAT_VERSION}
+ * 1             4      operator         the operator instance's prefix (ContainerState#newOperatorPrefix)
+ * 5             4      k                int
+ * 9             k      key              the key coder's bytes, as the shuffle encoded them
+ * 9+k           4      n                int
+ * 13+k          n      namespace        UTF-8 of StateNamespace#stringKey()
+ * 13+k+n        4      i                int
+ * 17+k+n        i      state id         UTF-8 of the StateTag's id
+ * 17+k+n+i      1      kind             0 = the state's single cell, 1 = one of its element cells
+ * 18+k+n+i      ...    element suffix   by state kind, below (kind 1 only)
+ * </pre>
+ *
+ * Bytes 0 to {@code 8+k} are the {@linkplain #keyPrefix key prefix}, built once per key; up to
+ * {@code 16+k+n+i} the {@linkplain #base base}, built once per (key, namespace, state id); the
+ * base followed by kind 1 is the state's {@linkplain #elements elements prefix}, under which a
+ * prefix scan finds all its elements. The single cell (kind 0) of value and combining state holds
+ * the value or accumulator (state's coder); of a watermark hold, the hold ({@code InstantCoder});
+ * of a bag, its length, and of an ordered list or multimap, its next sequence number
+ * ({@code VarLongCoder}). Element suffixes:
+ *
+ * <pre>
+ * state kind      suffix                          cell value
+ * bag             index(8), long from 0            element (element coder; null as the coder's null)
+ * map             map key (key coder)              map value (value coder)
+ * set             element (element coder)          BooleanCoder true
+ * ordered list    ts(8) sortable ms | seq(8)       element (element coder; null as the coder's null)
+ * multimap        len(mk)(4) | mk | seq(8)         value (value coder; null as the coder's null)
+ * </pre>
+ *
+ * Map keys and set elements are encoded whole ({@code CoderUtils.encodeToByteArray}, outer context),
+ * so one may be a prefix of another ({@code "a"}, {@code "ab"}): a paged scan resumes at the
+ * {@linkplain ByteKeys#successor successor} of its last cell, never at its prefix end. Ordered-list
+ * and multimap sequence numbers break ties in insertion order.
+ *
+ * <h2>Timers</h2>
+ *
+ * The event-time timer index ({@link TimerIndex}) keeps two operator prefixes of its own: an
+ * index prefix, for keys in the raw timer store ({@link ContainerState#TIMER_STORE}) ordered by
+ * firing time, and a slot prefix, for keys in the object-cached state store that find a timer by
+ * identity. With {@code f} the length of the timer family id:
+ *
+ * <pre>
+ * index key      offset   width  meaning
+ *                0        1      format version {@value #FORMAT_VERSION}
+ *                1        4      index prefix
+ *                5        8      firing timestamp, sortable ms
+ *                13       4+k    len(key) | key
+ *                17+k     4+n    len(namespace) | namespace (UTF-8 of stringKey())
+ *                21+k+n   4+i    len(timer id) | timer id (UTF-8)
+ *                25+k+n+i 4+f    len(family) | family (UTF-8)
+ * index value    0        8      output timestamp, ms (long)
+ *
+ * slot key       0        1      format version {@value #FORMAT_VERSION}
+ *                1        4      slot prefix
+ *                5        ...    as the index key from offset 13 (key, namespace, id, family)
+ * slot value     0        8      firing timestamp, ms (long)
+ *                8        8      output timestamp, ms (long)
+ * </pre>
+ *
+ * <h2>Cost</h2>
+ *
+ * Every builder allocates exactly the array it returns (no {@code ByteBuffer}, no intermediate
+ * copies); callers keep what repeats (key prefix, bases, namespace bytes) and so allocate per
+ * access only the cell keys that are new. Decoders read in place.
+ *
+ * <p>Threading: stateless; safe from any thread. Errors: builders trust their arguments (they are
+ * the runner's own); decoders of a key of another layout throw {@link IllegalStateException} or
+ * {@link ArrayIndexOutOfBoundsException}.
+ */
+final class CellLayout {
+  /** The first byte of every key this class builds. */
+  static final byte FORMAT_VERSION = 1;
+  /** Kind byte of a state's single cell. */
+  static final byte KIND_CELL = 0;
+  /** Kind byte before the suffix of a state's element cells. */
+  static final byte KIND_ELEMENT = 1;
+  /** Width of an operator prefix ({@link ContainerState#newOperatorPrefix()}). */
+  static final int OPERATOR_PREFIX_BYTES = 4;
+
+  private static final int INT = 4;
+  private static final int LONG = 8;
+
+  private CellLayout() {}
+
+  // ---- state cells -------------------------------------------------------------------------
+
+  /**
+   * {@code version | operator(4) | len(key) | key}: the part of every cell key of one key of one
+   * operator instance.
+   *
+   * @param operatorPrefix 4 bytes from {@link ContainerState#newOperatorPrefix()}
+   * @param keyBytes the key encoded with the key coder
+   */
+  static byte[] keyPrefix(byte[] operatorPrefix, byte[] keyBytes) {
+    byte[] k = new byte[1 + operatorPrefix.length + INT + keyBytes.length];
+    k[0] = FORMAT_VERSION;
+    System.arraycopy(operatorPrefix, 0, k, 1, operatorPrefix.length);
+    putBytes(k, 1 + operatorPrefix.length, keyBytes);
+    return k;
+  }
+
+  /**
+   * {@code keyPrefix | len(ns) | ns | len(id) | id}: everything of a state's cell keys before the
+   * kind byte.
+   *
+   * @param namespace UTF-8 of the namespace's {@code stringKey()}
+   * @param stateId UTF-8 of the state tag's id
+   */
+  static byte[] base(byte[] keyPrefix, byte[] namespace, byte[] stateId) {
+    byte[] k = Arrays.copyOf(keyPrefix, keyPrefix.length + INT + namespace.length + INT + stateId.length);
+    int at = putBytes(k, keyPrefix.length, namespace);
+    putBytes(k, at, stateId);
+    return k;
+  }
+
+  /** {@code base | 0}: the state's single cell. */
+  static byte[] cell(byte[] base) {
+    byte[] k = Arrays.copyOf(base, base.length + 1);
+    k[base.length] = KIND_CELL;
+    return k;
+  }
+
+  /** {@code base | 1}: the prefix of all the state's element cells. */
+  static byte[] elements(byte[] base) {
+    byte[] k = Arrays.copyOf(base, base.length + 1);
+    k[base.length] = KIND_ELEMENT;
+    return k;
+  }
+
+  /** {@code elements | index(8)}: the bag element at {@code index} (from 0). */
+  static byte[] bagElement(byte[] elements, long index) {
+    byte[] k = Arrays.copyOf(elements, elements.length + LONG);
+    putLong(k, elements.length, index);
+    return k;
+  }
+
+  /** {@code elements | encoded}: a map entry's cell (by its encoded key) or a set element's. */
+  static byte[] entry(byte[] elements, byte[] encoded) {
+    byte[] k = Arrays.copyOf(elements, elements.length + encoded.length);
+    System.arraycopy(encoded, 0, k, elements.length, encoded.length);
+    return k;
+  }
+
+  /** The encoded map key or set element of an {@link #entry} cell (a copy). */
+  static byte[] entryKey(byte[] cell, int elementsLength) {
+    return Arrays.copyOfRange(cell, elementsLength, cell.length);
+  }
+
+  /**
+   * {@code elements | ts(8)}: the smallest ordered-list cell key at or after {@code timestampMs},
+   * a bound of range reads and deletes.
+   */
+  static byte[] orderedListBound(byte[] elements, long timestampMs) {
+    byte[] k = Arrays.copyOf(elements, elements.length + LONG);
+    putLong(k, elements.length, sortableMs(timestampMs));
+    return k;
+  }
+
+  /** {@code elements | ts(8) | seq(8)}: one ordered-list element's cell. */
+  static byte[] orderedListCell(byte[] elements, long timestampMs, long sequence) {
+    byte[] k = Arrays.copyOf(elements, elements.length + 2 * LONG);
+    putLong(k, elements.length, sortableMs(timestampMs));
+    putLong(k, elements.length + LONG, sequence);
+    return k;
+  }
+
+  /** The timestamp (ms) of an {@link #orderedListCell} or {@link #orderedListBound} key. */
+  static long orderedListTimestampMs(byte[] cell, int elementsLength) {
+    return sortableMs(getLong(cell, elementsLength));
+  }
+
+  /** {@code elements | len(mk) | mk}: the prefix of all cells of one multimap key. */
+  static byte[] multimapKeyPrefix(byte[] elements, byte[] encodedKey) {
+    byte[] k = Arrays.copyOf(elements, elements.length + INT + encodedKey.length);
+    putBytes(k, elements.length, encodedKey);
+    return k;
+  }
+
+  /** {@code elements | len(mk) | mk | seq(8)}: one (key, value) pair's cell. */
+  static byte[] multimapCell(byte[] elements, byte[] encodedKey, long sequence) {
+    byte[] k = Arrays.copyOf(elements, elements.length + INT + encodedKey.length + LONG);
+    putLong(k, putBytes(k, elements.length, encodedKey), sequence);
+    return k;
+  }
+
+  /** End (exclusive offset) of {@code len(mk) | mk} within a multimap cell key. */
+  static int multimapKeyEnd(byte[] cell, int elementsLength) {
+    return elementsLength + INT + getInt(cell, elementsLength);
+  }
+
+  /** The encoded multimap key of a cell whose key ends at {@code keyEnd} (a copy). */
+  static byte[] multimapKey(byte[] cell, int elementsLength, int keyEnd) {
+    return Arrays.copyOfRange(cell, elementsLength + INT, keyEnd);
+  }
+
+  // ---- timers ------------------------------------------------------------------------------
+
+  /** {@code version | operator(4)}: the prefix of a timer index's index or slot keys. */
+  static byte[] timerPrefix(byte[] operatorPrefix) {
+    byte[] k = new byte[1 + operatorPrefix.length];
+    k[0] = FORMAT_VERSION;
+    System.arraycopy(operatorPrefix, 0, k, 1, operatorPrefix.length);
+    return k;
+  }
+
+  /**
+   * {@code indexPrefix | ts(8) | len(key) | key | len(ns) | ns | len(id) | id | len(family) |
+   * family}: a timer's key in the index, ordered by firing time, then key, namespace, id, family.
+   *
+   * @param indexPrefix from {@link #timerPrefix}
+   * @param namespace UTF-8 of the namespace's {@code stringKey()}; {@code timerId} and
+   *     {@code familyId} are UTF-8 too
+   */
+  static byte[] timerIndexKey(byte[] indexPrefix, long timestampMs, byte[] keyBytes, byte[] namespace,
+      byte[] timerId, byte[] familyId) {
+    byte[] k = Arrays.copyOf(indexPrefix,
+        indexPrefix.length + LONG + 4 * INT + keyBytes.length + namespace.length + timerId.length + familyId.length);
+    putLong(k, indexPrefix.length, sortableMs(timestampMs));
+    putTimerIdentity(k, indexPrefix.length + LONG, keyBytes, namespace, timerId, familyId);
+    return k;
+  }
+
+  /**
+   * {@code slotPrefix | len(key) | key | len(ns) | ns | len(id) | id | len(family) | family}: a
+   * timer's slot key, independent of its firing time.
+   *
+   * @param slotPrefix from {@link #timerPrefix}
+   */
+  static byte[] timerSlotKey(byte[] slotPrefix, byte[] keyBytes, byte[] namespace, byte[] timerId,
+      byte[] familyId) {
+    byte[] k = Arrays.copyOf(slotPrefix,
+        slotPrefix.length + 4 * INT + keyBytes.length + namespace.length + timerId.length + familyId.length);
+    putTimerIdentity(k, slotPrefix.length, keyBytes, namespace, timerId, familyId);
+    return k;
+  }
+
+  private static void putTimerIdentity(byte[] k, int at, byte[] keyBytes, byte[] namespace, byte[] timerId,
+      byte[] familyId) {
+    at = putBytes(k, at, keyBytes);
+    at = putBytes(k, at, namespace);
+    at = putBytes(k, at, timerId);
+    putBytes(k, at, familyId);
+  }
+
+  /** A decoded {@link #timerIndexKey}: firing time (ms), encoded key, and the UTF-8 fields as strings. */
+  record TimerKey(long timestampMs, byte[] keyBytes, String namespace, String timerId, String familyId) {}
+
+  /**
+   * Decodes a {@link #timerIndexKey}.
+   *
+   * @param prefixLength length of the index prefix it was built with
+   * @throws IllegalStateException if the key is not of this format version
+   */
+  static TimerKey decodeTimerIndexKey(byte[] key, int prefixLength) {
+    if (key[0] != FORMAT_VERSION) {
+      throw new IllegalStateException("timer index key of unknown format version " + key[0]);
+    }
+    int at = prefixLength;
+    long ts = sortableMs(getLong(key, at));
+    at += LONG;
+    int n = getInt(key, at);
+    byte[] keyBytes = Arrays.copyOfRange(key, at + INT, at + INT + n);
+    at += INT + n;
+    n = getInt(key, at);
+    String namespace = new String(key, at + INT, n, StandardCharsets.UTF_8);
+    at += INT + n;
+    n = getInt(key, at);
+    String timerId = new String(key, at + INT, n, StandardCharsets.UTF_8);
+    at += INT + n;
+    n = getInt(key, at);
+    String familyId = new String(key, at + INT, n, StandardCharsets.UTF_8);
+    return new TimerKey(ts, keyBytes, namespace, timerId, familyId);
+  }
+
+  /** A timer index value: the output timestamp (ms), 8 bytes. */
+  static byte[] timerIndexValue(long outputTimestampMs) {
+    byte[] v = new byte[LONG];
+    putLong(v, 0, outputTimestampMs);
+    return v;
+  }
+
+  /** The output timestamp (ms) of a {@link #timerIndexValue}. */
+  static long timerIndexOutputMs(byte[] value) {
+    return getLong(value, 0);
+  }
+
+  /** Width of a timer slot value. */
+  static final int TIMER_SLOT_BYTES = 2 * LONG;
+
+  /** A timer slot value: firing timestamp then output timestamp (ms), 16 bytes. */
+  static byte[] timerSlotValue(long timestampMs, long outputTimestampMs) {
+    byte[] v = new byte[TIMER_SLOT_BYTES];
+    putLong(v, 0, timestampMs);
+    putLong(v, LONG, outputTimestampMs);
+    return v;
+  }
+
+  /** Decodes a {@link #timerSlotValue} into {@code {timestampMs, outputTimestampMs}}. */
+  static long[] decodeTimerSlot(byte[] value) {
+    return new long[] {getLong(value, 0), getLong(value, LONG)};
+  }
+
+  // ---- primitives --------------------------------------------------------------------------
+
+  /** Epoch ms with the sign bit flipped, so unsigned byte order is time order; its own inverse. */
+  static long sortableMs(long ms) {
+    return ms ^ Long.MIN_VALUE;
+  }
+
+  /** Writes {@code len(bytes) | bytes} at {@code at}; returns the offset after them. */
+  private static int putBytes(byte[] target, int at, byte[] bytes) {
+    putInt(target, at, bytes.length);
+    System.arraycopy(bytes, 0, target, at + INT, bytes.length);
+    return at + INT + bytes.length;
+  }
+
+  static void putInt(byte[] target, int at, int value) {
+    target[at] = (byte) (value >>> 24);
+    target[at + 1] = (byte) (value >>> 16);
+    target[at + 2] = (byte) (value >>> 8);
+    target[at + 3] = (byte) value;
+  }
+
+  static int getInt(byte[] source, int at) {
+    return ((source[at] & 0xFF) << 24) | ((source[at + 1] & 0xFF) << 16) | ((source[at + 2] & 0xFF) << 8)
+        | (source[at + 3] & 0xFF);
+  }
+
+  static void putLong(byte[] target, int at, long value) {
+    for (int i = 0; i < LONG; i++) {
+      target[at + i] = (byte) (value >>> (56 - 8 * i));
+    }
+  }
+
+  static long getLong(byte[] source, int at) {
+    long value = 0;
+    for (int i = 0; i < LONG; i++) {
+      value = (value << 8) | (source[at + i] & 0xFF);
+    }
+    return value;
+  }
+}
