@@ -53,8 +53,8 @@ import org.apache.samza.system.descriptors.GenericSystemDescriptor;
  * <p>Threading: built and described on the submitting thread; immutable afterwards.
  */
 public final class WeirTaskApplication implements TaskApplication {
-  /** samza-api system name of source splits. */
-  public static final String SOURCE_SYSTEM = "weir-source";
+  /** samza-api system name of source splits (defined by {@link BeamSourceSystemFactory}). */
+  public static final String SOURCE_SYSTEM = BeamSourceSystemFactory.SOURCE_SYSTEM;
   /** Class name of the source system's factory, written into the description's config. */
   public static final String SOURCE_SYSTEM_FACTORY = BeamSourceSystemFactory.class.getName();
   /** Class name of the in-process stream system's factory, written into the description's config. */
@@ -100,7 +100,7 @@ public final class WeirTaskApplication implements TaskApplication {
     for (StagePlan stage : plan.stages()) {
       if (stage.source() != null) {
         GenericInputDescriptor<Object> source =
-            sources.getInputDescriptor(WeirTaskFactory.sourceStreamName(stage), new NoOpSerde<>());
+            sources.getInputDescriptor(JobPlan.sourceStreamName(stage), new NoOpSerde<>());
         if (isBounded(stage.source())) {
           source.isBounded();
         }
@@ -128,12 +128,12 @@ public final class WeirTaskApplication implements TaskApplication {
       for (int p = 0; p < stage.partitions(); p++) {
         Set<SystemStreamPartition> ssps = new LinkedHashSet<>();
         if (stage.source() != null) {
-          ssps.add(new SystemStreamPartition(SOURCE_SYSTEM, WeirTaskFactory.sourceStreamName(stage), new Partition(p)));
+          ssps.add(new SystemStreamPartition(SOURCE_SYSTEM, JobPlan.sourceStreamName(stage), new Partition(p)));
         }
         for (StagePlan.Input input : stage.inputs()) {
           ssps.add(new SystemStreamPartition(InProcessStream.SYSTEM, input.stream().name(), new Partition(p)));
         }
-        result.put(new TaskName(WeirTaskFactory.taskName(stage, p)), ssps);
+        result.put(new TaskName(JobPlan.taskName(stage, p)), ssps);
       }
     }
     return result;

@@ -1,6 +1,6 @@
 package dev.weir.runner.translation;
 
-import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.WeirSettings;
 import dev.weir.runner.operators.GroupByKeyOperator;
 import dev.weir.runner.operators.ParDoOperator;
 import dev.weir.runner.operators.PassThroughOperator;
@@ -86,7 +86,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
   /** Where a PCollection is produced: stage, node, output tag. */
   private record Producer(StagePlan stage, int node, TupleTag<?> tag) {}
 
-  private final WeirPipelineOptions options;
+  private final WeirSettings settings;
   private final List<StagePlan> stages = new ArrayList<>();
   private final List<StreamPlan> streams = new ArrayList<>();
   private final Map<PValue, Producer> producers = new HashMap<>();
@@ -94,8 +94,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
   private final Map<PCollection<?>, Producer> viewPanes = new HashMap<>();
   private final Map<String, MetricsContainerImpl> translationMetrics = new HashMap<>();
 
-  private PipelineTranslator(WeirPipelineOptions options) {
-    this.options = options;
+  private PipelineTranslator(WeirSettings settings) {
+    this.settings = settings;
   }
 
   /**
@@ -103,8 +103,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
    *
    * @throws UnsupportedOperationException naming the first transform Weir cannot run
    */
-  public static JobPlan translate(Pipeline pipeline, WeirPipelineOptions options) {
-    PipelineTranslator translator = new PipelineTranslator(options);
+  public static JobPlan translate(Pipeline pipeline, WeirSettings settings) {
+    PipelineTranslator translator = new PipelineTranslator(settings);
     pipeline.traverseTopologically(translator);
     return new JobPlan(translator.stages, translator.streams, translator.translationMetrics);
   }
@@ -159,7 +159,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
         () -> new PartialCombineOperator(keyCoder, combineFn, windowing), null);
     connect(from, partial);
     partial.declareOutput(PARTIAL_TAG);
-    StagePlan stage = newStage(Math.max(1, options.getParallelism()), null);
+    StagePlan stage = newStage(settings.parallelism(), null);
     StreamPlan stream = newStream(StreamPlan.Kind.SHUFFLE, from.stage(), stage, keyCoder, node);
     NodeSpec writer = from.stage().addNode(stream.name(), "ShuffleWrite", null, stream);
     connect(new Producer(from.stage(), partial.index(), PARTIAL_TAG), writer);
@@ -223,13 +223,13 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
   }
 
   private SourceSpec boundedSplits(TransformHierarchy.Node node, BoundedSource<?> source) {
-    int parallelism = Math.max(1, options.getParallelism());
+    int parallelism = settings.parallelism();
     // A source may report metrics while it splits; they belong to the Read step.
     MetricsContainerImpl metrics = translationMetrics.computeIfAbsent(node.getFullName(), MetricsContainerImpl::new);
     try (Closeable scope = MetricsEnvironment.scopedMetricsContainer(metrics)) {
-      long size = source.getEstimatedSizeBytes(options);
+      long size = source.getEstimatedSizeBytes(settings.pipelineOptions());
       long desired = Math.max(1, size / parallelism);
-      List<? extends BoundedSource<?>> splits = source.split(desired, options);
+      List<? extends BoundedSource<?>> splits = source.split(desired, settings.pipelineOptions());
       if (splits.isEmpty()) {
         return new SourceSpec.Bounded(List.of(source));
       }
@@ -244,7 +244,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     MetricsContainerImpl metrics = translationMetrics.computeIfAbsent(node.getFullName(), MetricsContainerImpl::new);
     try (Closeable scope = MetricsEnvironment.scopedMetricsContainer(metrics)) {
       List<? extends UnboundedSource<?, ?>> splits =
-          source.split(Math.max(1, options.getParallelism()), options);
+          source.split(settings.parallelism(), settings.pipelineOptions());
       return new SourceSpec.Unbounded(splits.isEmpty() ? List.of(source) : splits);
     } catch (Exception e) {
       throw new IllegalStateException("cannot split the unbounded source of " + node.getFullName(), e);
@@ -376,7 +376,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     if (!windowing.getWindowFn().isNonMerging()) {
       throw unsupported(node, "stateful ParDo over merging windows (" + windowing.getWindowFn() + ")");
     }
-    StagePlan stage = newStage(Math.max(1, options.getParallelism()), null);
+    StagePlan stage = newStage(settings.parallelism(), null);
     StreamPlan stream = newStream(StreamPlan.Kind.SHUFFLE, from.stage(), stage, kvCoder.getKeyCoder(), node);
     NodeSpec writer = from.stage().addNode(stream.name(), "ShuffleWrite", null, stream);
     connect(from, writer);
@@ -413,7 +413,7 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
       throw unsupported(node, "GroupByKey input coder is not a KvCoder: " + input.getCoder());
     }
     Producer from = producerOf(input, node);
-    StagePlan stage = newStage(Math.max(1, options.getParallelism()), null);
+    StagePlan stage = newStage(settings.parallelism(), null);
     StreamPlan stream = newStream(StreamPlan.Kind.SHUFFLE, from.stage(), stage, kvCoder.getKeyCoder(), node);
     NodeSpec writer = from.stage().addNode(stream.name(), "ShuffleWrite", null, stream);
     connect(from, writer);
@@ -538,9 +538,9 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
     WindowingStrategy<?, ?> elementWindowing = windowing;
     Coder inputCoder = input.getCoder();
     SplittableParDoViaKeyedWorkItems.ProcessElements transform = process;
-    int maxOutputs = Math.max(1, options.getMaxBundleSize());
-    org.joda.time.Duration maxDuration = org.joda.time.Duration.millis(Math.max(1, options.getMaxBundleTimeMs()));
-    StagePlan stage = newStage(Math.max(1, options.getParallelism()), null);
+    int maxOutputs = settings.maxBundleSize();
+    org.joda.time.Duration maxDuration = org.joda.time.Duration.millis(settings.maxBundleTimeMs());
+    StagePlan stage = newStage(settings.parallelism(), null);
     StreamPlan stream = newStream(StreamPlan.Kind.SHUFFLE, keyed.from().stage(), stage, keyed.keyCoder(), keyed.node());
     NodeSpec writer = keyed.from().stage().addNode(stream.name(), "ShuffleWrite", null, stream);
     connect(keyed.from(), writer);
