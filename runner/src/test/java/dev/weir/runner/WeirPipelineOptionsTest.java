@@ -154,4 +154,21 @@ class WeirPipelineOptionsTest {
       assertThat(hasDefault).as(getter.getName() + " has a @Default").isTrue();
     }
   }
+
+  @Test
+  void help_listsEveryOptionWithItsDefault() {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    PipelineOptionsFactory.printHelp(new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8),
+        WeirPipelineOptions.class);
+    String help = out.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(help)
+        .contains("--containers=<int>\n    Default: AvailableProcessors")
+        .contains("--maxBundleSize=<int>\n    Default: 1000")
+        .contains("--maxBundleTimeMs=<long>\n    Default: 1000")
+        .contains("--metricsEnabled=<boolean>\n    Default: true")
+        .contains("--objectCacheSize=<long>\n    Default: 100000")
+        .contains("--parallelism=<int>\n    Default: AvailableProcessors")
+        .contains("--stateBackend=<ROCKSDB | MEMORY>\n    Default: ROCKSDB")
+        .contains("--stateDirectory=<String>\n    Default: TempStateDirectory");
+  }
 }

@@ -26,12 +26,15 @@ import org.apache.samza.system.descriptors.GenericInputDescriptor;
 import org.apache.samza.system.descriptors.GenericSystemDescriptor;
 
 /**
- * A translated Weir job as a samza-api low-level {@link TaskApplication}: the same description
- * the embedded executor runs from, and what a samza-core runner would be given.
+ * A translated Weir job as a samza-api low-level {@link TaskApplication}: what a samza-core runner
+ * would be given. The embedded executor runs the same plan and the same {@link WeirTaskFactory}
+ * without going through this description; this face depends on the executor and the translation,
+ * never the reverse (pinned by {@code PackageDependencyTest}). Task and stream names come from
+ * {@link JobPlan}.
  *
  * <p>{@link #describe} declares, stage by stage in plan order: a source stage's input stream
- * ({@code stage-N-source} on system {@value #SOURCE_SYSTEM}, one partition per split, marked
- * bounded for a bounded source); every intermediate stream ({@link StreamPlan#name()} on system
+ * ({@link JobPlan#sourceStreamName}, {@code stage-N-source}, on system {@value #SOURCE_SYSTEM}, one
+ * partition per split, marked bounded for a bounded source); every intermediate stream ({@link StreamPlan#name()} on system
  * {@value InProcessStream#SYSTEM}) as an output of its producing stage and an input of its
  * consuming stage (so each appears once as input and once as output of the job); and the
  * {@link WeirTaskFactory} creating each task's {@code StageTask}. Streams carry Java objects
