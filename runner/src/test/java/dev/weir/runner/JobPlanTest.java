@@ -130,6 +130,50 @@ class JobPlanTest {
     public void process(@StateId("v") ValueState<Integer> v) {}
   }
 
+  /** A primitive no translator is registered for: a transform of the user's own. */
+  static final class OwnPrimitive extends org.apache.beam.sdk.transforms.PTransform<PCollection<String>, PCollection<String>> {
+    @Override
+    public PCollection<String> expand(PCollection<String> input) {
+      return PCollection.createPrimitiveOutputInternal(input.getPipeline(), input.getWindowingStrategy(),
+          input.isBounded(), input.getCoder());
+    }
+  }
+
+  @Test
+  void aPrimitiveWithoutTranslator_failsAtTranslationNamingTheTransformAndItsUrn() {
+    Pipeline p = Pipelines.create(false);
+    p.apply(Create.of("x")).apply("Mine", new OwnPrimitive());
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> WeirRunner.translate(p, Pipelines.options(false)))
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessage("WeirRunner cannot run transform 'Mine' (URN <none>): no translation for "
+            + OwnPrimitive.class.getName());
+  }
+
+  /** Keeps each key's last value in state. */
+  static final class KeepLast extends DoFn<KV<String, Long>, Long> {
+    @StateId("last")
+    private final StateSpec<ValueState<Long>> last = StateSpecs.value();
+
+    @ProcessElement
+    public void process(ProcessContext c, @StateId("last") ValueState<Long> state) {
+      state.write(c.element().getValue());
+    }
+  }
+
+  /** A stateful ParDo over merging windows is refused, naming the transform and the ParDo URN. */
+  @Test
+  void aStatefulParDoOverSessions_failsNamingTheTransformAndItsUrn() {
+    Pipeline p = Pipelines.create(false);
+    p.apply(Create.of(KV.of("k", 1L)))
+        .apply(org.apache.beam.sdk.transforms.windowing.Window.into(
+            org.apache.beam.sdk.transforms.windowing.Sessions.withGapDuration(Duration.standardSeconds(1))))
+        .apply("Keep", ParDo.of(new KeepLast()));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> WeirRunner.translate(p, Pipelines.options(false)))
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageStartingWith("WeirRunner cannot run transform 'Keep/ParMultiDo(KeepLast)' (URN beam:transform:pardo:v1): "
+            + "stateful ParDo over merging windows");
+  }
+
   /**
    * The plan of {@link #everyShape} in both modes, text for text, as the translator before the URN
    * registry made it (captured from commit 0bde2ed): stage and stream numbering, node order and

@@ -46,13 +46,14 @@ import org.apache.samza.task.WindowableTask;
  */
 public final class WeirTaskFactory implements AsyncStreamTaskFactory {
   /** A task name's place in the plan. */
-  private record Slot(StagePlan stage, int partition) {}
+  private record TaskPlace(StagePlan stage, int partition) {}
 
-  private final Map<String, Slot> slots = new LinkedHashMap<>();
+  /** Every task of the job by name, in plan order. */
+  private final Map<String, TaskPlace> places = new LinkedHashMap<>();
   private final Map<Integer, InProcessStream> streams;
   private final WeirSettings settings;
   /** The job's metrics; only source splits read outside a task register containers here. */
-  private final StepMetrics metrics;
+  private final StepMetrics jobMetrics;
   private final JobClock clock;
   private final Quiescence quiescence;
 
@@ -68,20 +69,20 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
       StepMetrics metrics, JobClock clock, Quiescence quiescence) {
     for (StagePlan stage : plan.stages()) {
       for (int p = 0; p < stage.partitions(); p++) {
-        slots.put(JobPlan.taskName(stage, p), new Slot(stage, p));
+        places.put(JobPlan.taskName(stage, p), new TaskPlace(stage, p));
       }
     }
     this.streams = streams;
     this.settings = settings;
-    this.metrics = metrics;
+    this.jobMetrics = metrics;
     this.clock = clock;
     this.quiescence = quiescence;
   }
 
   /** Every task name of the job, in plan order (stage by stage, partition by partition). */
   public List<TaskName> taskNames() {
-    List<TaskName> names = new ArrayList<>(slots.size());
-    for (String name : slots.keySet()) {
+    List<TaskName> names = new ArrayList<>(places.size());
+    for (String name : places.keySet()) {
       names.add(new TaskName(name));
     }
     return names;
@@ -94,12 +95,12 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
    * @throws IllegalArgumentException if the job has no such task
    */
   public StageTask createTask(TaskName name) {
-    Slot slot = slots.get(name.getTaskName());
-    if (slot == null) {
-      throw new IllegalArgumentException("the job has no task " + name + "; tasks: " + slots.keySet());
+    TaskPlace place = places.get(name.getTaskName());
+    if (place == null) {
+      throw new IllegalArgumentException("the job has no task " + name + "; tasks: " + places.keySet());
     }
-    StagePlan stage = slot.stage();
-    int p = slot.partition();
+    StagePlan stage = place.stage();
+    int p = place.partition();
     List<InputPartition> inputs = new ArrayList<>();
     if (stage.source() != null) {
       inputs.add(createSourcePartition(stage, p));
@@ -141,7 +142,7 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
     MetricsContainerImpl step = null;
     if (settings.metricsEnabled() && read.writesTo() == null) {
       step = new MetricsContainerImpl(read.stepName());
-      this.metrics.register(read.stepName(), step);
+      jobMetrics.register(read.stepName(), step);
     }
     return new SourceContext(settings.pipelineOptions(), metrics, step, spans, read.stepName());
   }
