@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs a Beam pipeline on Weir's embedded Samza-style executor.
  *
- * <p>{@link #run} (1) replaces SDF-wrapped reads by primitive reads and applies runners-core's
+ * <p>{@link #run} (0) checks the options once into {@link WeirSettings} (a value out of range fails
+ * here, naming the option), (1) replaces SDF-wrapped reads by primitive reads and applies runners-core's
  * overrides (bounded splittable DoFns expanded naively, unbounded ones, and bounded ones taking a
  * {@code BundleFinalizer}, into keyed work items with checkpoints; duplicate Flatten inputs made
  * distinct),
@@ -55,28 +56,48 @@ public final class WeirRunner extends PipelineRunner<WeirPipelineResult> {
     return options;
   }
 
+  /**
+   * Checks the options ({@link WeirSettings#from}), translates {@code pipeline} and starts it.
+   *
+   * @throws IllegalArgumentException naming an option whose value is out of range
+   * @throws UnsupportedOperationException naming the first transform Weir cannot run
+   */
   @Override
   public WeirPipelineResult run(Pipeline pipeline) {
-    JobPlan plan = translate(pipeline, options);
+    WeirSettings settings = WeirSettings.from(options);
+    LOG.debug("Weir settings: {}", settings.describe());
+    JobPlan plan = translate(pipeline, settings);
     LOG.info("{}", plan.describe());
     if (LOG.isDebugEnabled()) {
       LOG.debug("Weir job plan (DOT):\n{}", plan.toDot());
     }
-    MetricsEnvironment.setMetricsSupported(options.getMetricsEnabled());
-    JobExecutor executor = new JobExecutor(plan, options);
+    MetricsEnvironment.setMetricsSupported(settings.metricsEnabled());
+    JobExecutor executor = new JobExecutor(plan, settings);
     executor.start();
     return new WeirPipelineResult(executor);
   }
 
   /**
-   * Applies Weir's overrides to {@code pipeline} (mutating it) and translates it.
+   * Checks {@code options}, applies Weir's overrides to {@code pipeline} (mutating it) and
+   * translates it.
    *
+   * @throws IllegalArgumentException naming an option whose value is out of range
    * @throws UnsupportedOperationException naming the first transform Weir cannot run
    */
   public static JobPlan translate(Pipeline pipeline, WeirPipelineOptions options) {
+    return translate(pipeline, WeirSettings.from(options));
+  }
+
+  /**
+   * Applies Weir's overrides to {@code pipeline} (mutating it) and translates it with
+   * {@code settings}.
+   *
+   * @throws UnsupportedOperationException naming the first transform Weir cannot run
+   */
+  public static JobPlan translate(Pipeline pipeline, WeirSettings settings) {
     SplittableParDo.convertReadBasedSplittableDoFnsToPrimitiveReadsIfNecessary(pipeline);
     pipeline.replaceAll(overrides());
-    return PipelineTranslator.translate(pipeline, options);
+    return PipelineTranslator.translate(pipeline, settings);
   }
 
   /**

@@ -32,7 +32,7 @@ class StateBackendPipelineTest {
   void groupByKeyIsExactWithATinyCacheAndTheJobDirectoryIsDeleted(String backend, boolean streaming)
       throws Exception {
     WeirPipelineOptions options = Pipelines.options(streaming);
-    options.setStateBackend(WeirPipelineOptions.StateBackend.valueOf(backend));
+    options.setStateBackend(dev.weir.state.StateBackend.valueOf(backend));
     options.setStateDirectory(dir.toString());
     options.setObjectCacheSize(16); // far fewer entries than buffered elements: eviction write-back
     options.setMaxBundleSize(100);

@@ -49,7 +49,7 @@ class StatefulParDoPipelineTest {
   @CsvSource({"ROCKSDB,false", "ROCKSDB,true", "MEMORY,false", "MEMORY,true"})
   void statefulCounterIsExactWithACacheFarSmallerThanItsKeySpace(String backend, boolean streaming) {
     WeirPipelineOptions options = Pipelines.options(streaming);
-    options.setStateBackend(WeirPipelineOptions.StateBackend.valueOf(backend));
+    options.setStateBackend(dev.weir.state.StateBackend.valueOf(backend));
     options.setStateDirectory(dir.toString());
     options.setObjectCacheSize(8); // 500 keys: values are evicted and written back under the runner
     options.setMaxBundleSize(50);

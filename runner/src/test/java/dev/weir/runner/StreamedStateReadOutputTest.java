@@ -64,7 +64,7 @@ class StreamedStateReadOutputTest {
   @CsvSource({"ROCKSDB,false", "ROCKSDB,true", "MEMORY,true"})
   void aLargeStateReadOutputDirectlyIsIntactInTheNextStage(String backend, boolean streaming) {
     WeirPipelineOptions options = Pipelines.options(streaming);
-    options.setStateBackend(WeirPipelineOptions.StateBackend.valueOf(backend));
+    options.setStateBackend(dev.weir.state.StateBackend.valueOf(backend));
     options.setStateDirectory(dir.toString());
     Pipeline p = Pipeline.create(options);
     List<KV<String, Long>> input = new ArrayList<>();

@@ -12,7 +12,10 @@ import java.util.stream.Collectors;
 
 /**
  * The state backends a user can choose ({@code --stateBackend=rocksdb|memory}), and how to open
- * a {@link StateStorage} of each. Stateless; safe from any thread.
+ * a {@link StateStorage} of each. This is the one backend enum of Weir: the runner's
+ * {@code WeirPipelineOptions.getStateBackend()} returns it, and Beam's option parser reads it
+ * through {@link #fromOption} (Jackson), so users may type it in any case. Stateless; safe from
+ * any thread.
  */
 public enum StateBackend {
   /** RocksDB in a directory: durable, atomic commits, state larger than memory. The default. */
@@ -37,6 +40,17 @@ public enum StateBackend {
   /** The lower-case name users type. */
   public String optionValue() {
     return name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * Parses the value of {@code --stateBackend}, case-insensitively; Beam's option parser calls
+   * this through Jackson ({@code @JsonCreator}).
+   *
+   * @throws IllegalArgumentException naming the option, the bad value and the allowed values
+   */
+  @com.fasterxml.jackson.annotation.JsonCreator
+  public static StateBackend fromOption(String value) {
+    return parse("stateBackend", value);
   }
 
   /**

@@ -21,9 +21,10 @@ import org.apache.samza.task.TaskFactory;
 /**
  * Weir's in-process {@link TaskApplicationDescriptor}: records what a {@code TaskApplication}
  * declares (input and output streams in declaration order, the task factory, tables, default
- * system) so that the embedded executor can run the application from its description, as
- * samza-core's descriptor implementation would. Context factories, lifecycle listeners and
- * metrics reporters are recorded but not used by the embedded executor.
+ * system), as samza-core's descriptor implementation would, so that the description can be read
+ * back and checked in-process (tests, tools) without samza-core. The embedded executor does not
+ * use it: it builds its tasks from the plan directly. Context factories, lifecycle listeners and
+ * metrics reporters are recorded but not used.
  *
  * <p>Threading: filled and read on the submitting thread.
  */

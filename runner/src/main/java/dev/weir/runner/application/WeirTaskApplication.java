@@ -26,12 +26,15 @@ import org.apache.samza.system.descriptors.GenericInputDescriptor;
 import org.apache.samza.system.descriptors.GenericSystemDescriptor;
 
 /**
- * A translated Weir job as a samza-api low-level {@link TaskApplication}: the same description
- * the embedded executor runs from, and what a samza-core runner would be given.
+ * A translated Weir job as a samza-api low-level {@link TaskApplication}: what a samza-core runner
+ * would be given. The embedded executor runs the same plan and the same {@link WeirTaskFactory}
+ * without going through this description; this face depends on the executor and the translation,
+ * never the reverse (pinned by {@code PackageDependencyTest}). Task and stream names come from
+ * {@link JobPlan}.
  *
  * <p>{@link #describe} declares, stage by stage in plan order: a source stage's input stream
- * ({@code stage-N-source} on system {@value #SOURCE_SYSTEM}, one partition per split, marked
- * bounded for a bounded source); every intermediate stream ({@link StreamPlan#name()} on system
+ * ({@link JobPlan#sourceStreamName}, {@code stage-N-source}, on system {@value #SOURCE_SYSTEM}, one
+ * partition per split, marked bounded for a bounded source); every intermediate stream ({@link StreamPlan#name()} on system
  * {@value InProcessStream#SYSTEM}) as an output of its producing stage and an input of its
  * consuming stage (so each appears once as input and once as output of the job); and the
  * {@link WeirTaskFactory} creating each task's {@code StageTask}. Streams carry Java objects
@@ -53,8 +56,8 @@ import org.apache.samza.system.descriptors.GenericSystemDescriptor;
  * <p>Threading: built and described on the submitting thread; immutable afterwards.
  */
 public final class WeirTaskApplication implements TaskApplication {
-  /** samza-api system name of source splits. */
-  public static final String SOURCE_SYSTEM = "weir-source";
+  /** samza-api system name of source splits (defined by {@link BeamSourceSystemFactory}). */
+  public static final String SOURCE_SYSTEM = BeamSourceSystemFactory.SOURCE_SYSTEM;
   /** Class name of the source system's factory, written into the description's config. */
   public static final String SOURCE_SYSTEM_FACTORY = BeamSourceSystemFactory.class.getName();
   /** Class name of the in-process stream system's factory, written into the description's config. */
@@ -100,7 +103,7 @@ public final class WeirTaskApplication implements TaskApplication {
     for (StagePlan stage : plan.stages()) {
       if (stage.source() != null) {
         GenericInputDescriptor<Object> source =
-            sources.getInputDescriptor(WeirTaskFactory.sourceStreamName(stage), new NoOpSerde<>());
+            sources.getInputDescriptor(JobPlan.sourceStreamName(stage), new NoOpSerde<>());
         if (isBounded(stage.source())) {
           source.isBounded();
         }
@@ -128,12 +131,12 @@ public final class WeirTaskApplication implements TaskApplication {
       for (int p = 0; p < stage.partitions(); p++) {
         Set<SystemStreamPartition> ssps = new LinkedHashSet<>();
         if (stage.source() != null) {
-          ssps.add(new SystemStreamPartition(SOURCE_SYSTEM, WeirTaskFactory.sourceStreamName(stage), new Partition(p)));
+          ssps.add(new SystemStreamPartition(SOURCE_SYSTEM, JobPlan.sourceStreamName(stage), new Partition(p)));
         }
         for (StagePlan.Input input : stage.inputs()) {
           ssps.add(new SystemStreamPartition(InProcessStream.SYSTEM, input.stream().name(), new Partition(p)));
         }
-        result.put(new TaskName(WeirTaskFactory.taskName(stage, p)), ssps);
+        result.put(new TaskName(JobPlan.taskName(stage, p)), ssps);
       }
     }
     return result;

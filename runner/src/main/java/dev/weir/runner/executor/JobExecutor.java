@@ -1,9 +1,7 @@
 package dev.weir.runner.executor;
 
-import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.WeirSettings;
 import dev.weir.runner.metrics.StepMetrics;
-import dev.weir.runner.application.InProcessApplicationDescriptor;
-import dev.weir.runner.application.WeirTaskApplication;
 import dev.weir.runner.state.ContainerState;
 import org.apache.samza.container.TaskName;
 import dev.weir.runner.time.JobClock;
@@ -28,10 +26,10 @@ import java.util.concurrent.TimeUnit;
 import org.apache.beam.sdk.metrics.MetricResults;
 
 /**
- * The embedded executor of one job: builds the in-process streams, describes the job as a
- * samza-api {@link WeirTaskApplication} into an {@link InProcessApplicationDescriptor}, creates
- * one {@link StageTask} per partition of every stage through the task factory that description
- * declares, spreads the tasks over {@code --containers} {@link Container}s
+ * The embedded executor of one job: builds the in-process streams, creates one {@link StageTask}
+ * per partition of every stage of the plan through the job's {@link WeirTaskFactory} (the same
+ * factory the samza-api face, {@code dev.weir.runner.application}, registers; the executor never
+ * depends on that face), spreads the tasks over {@code --containers} {@link Container}s
  * (round-robin in plan order, so a stage's partitions land on different threads) and runs each
  * container on its own daemon thread.
  *
@@ -56,7 +54,7 @@ public final class JobExecutor {
   public static final int STREAM_PARTITION_CAPACITY = 1024;
 
   private final JobPlan plan;
-  private final WeirPipelineOptions options;
+  private final WeirSettings settings;
   private final StepMetrics metrics = new StepMetrics();
   private final CompletableFuture<Void> completion = new CompletableFuture<>();
   private final List<Container> containers = new ArrayList<>();
@@ -66,18 +64,22 @@ public final class JobExecutor {
   private int exited;
   private Path jobStateDirectory;
 
-  /** Prepares (but does not start) the execution of {@code plan}. */
-  public JobExecutor(JobPlan plan, WeirPipelineOptions options) {
+  /**
+   * Prepares (but does not start) the execution of {@code plan}.
+   *
+   * @param settings the run's validated settings (containers, bundles, state, metrics)
+   */
+  public JobExecutor(JobPlan plan, WeirSettings settings) {
     this.plan = plan;
-    this.options = options;
+    this.settings = settings;
   }
 
   /** Builds streams, tasks and containers and starts the container threads. */
   public synchronized void start() {
-    if (options.getMetricsEnabled()) {
+    if (settings.metricsEnabled()) {
       plan.translationMetrics().forEach(metrics::register);
     }
-    int containerCount = Math.max(1, Math.min(options.getContainers(), plan.taskCount()));
+    int containerCount = Math.max(1, Math.min(settings.containers(), plan.taskCount()));
     // A test stream controls time: a manual clock, and quiescence tracking so that it can wait
     // for the job to settle before each event. Other jobs pay nothing for either.
     JobClock clock = plan.hasTestStream() ? new ManualJobClock() : JobClock.SYSTEM;
@@ -86,17 +88,8 @@ public final class JobExecutor {
     for (StreamPlan stream : plan.streams()) {
       streams.put(stream.id(), new InProcessStream(stream, STREAM_PARTITION_CAPACITY));
     }
-    // The job as a samza-api TaskApplication; the tasks come from the factory it declares.
-    WeirTaskApplication application = new WeirTaskApplication(plan, new WeirTaskFactory(plan, streams, options,
-        options.getMaxBundleSize(), options.getMaxBundleTimeMs(), metrics, options.getMetricsEnabled(), clock,
-        quiescence));
-    InProcessApplicationDescriptor description = new InProcessApplicationDescriptor(Map.of());
-    application.describe(description);
-    if (!(description.taskFactory() instanceof WeirTaskFactory factory)) {
-      throw new IllegalStateException("the application declared a task factory the embedded executor cannot bind: "
-          + description.taskFactory());
-    }
-    for (TaskName name : application.taskNames()) {
+    WeirTaskFactory factory = new WeirTaskFactory(plan, streams, settings, metrics, clock, quiescence);
+    for (TaskName name : factory.taskNames()) {
       tasks.add(factory.createTask(name));
     }
     List<List<StageTask>> assignment = new ArrayList<>();
@@ -180,24 +173,24 @@ public final class JobExecutor {
   }
 
   /**
-   * Opens the state of container {@code id} from the options: the backend, under a per-job
+   * Opens the state of container {@code id} from the settings: the backend, under a per-job
    * directory in {@code --stateDirectory} (created on first use, deleted when the last container
    * exits), bounded to {@code --objectCacheSize} entries. Called on the container's thread.
    */
   ContainerState openState(int id) throws IOException {
-    StateBackend backend = StateBackend.valueOf(options.getStateBackend().name());
+    StateBackend backend = settings.stateBackend();
     Path directory = null;
     if (backend == StateBackend.ROCKSDB) {
       synchronized (this) {
         if (jobStateDirectory == null) {
-          Path base = Files.createDirectories(Path.of(options.getStateDirectory()));
+          Path base = Files.createDirectories(settings.stateDirectory());
           jobStateDirectory = Files.createTempDirectory(base, "job-");
         }
         directory = jobStateDirectory.resolve("container-" + id);
       }
       Files.createDirectories(directory);
     }
-    return new ContainerState(backend, directory, options.getObjectCacheSize(), "weir-container-" + id);
+    return new ContainerState(backend, directory, settings.objectCacheSize(), "weir-container-" + id);
   }
 
   /** The per-job state directory, if the RocksDB backend created one (for tests). */

@@ -2,6 +2,7 @@ package dev.weir.runner.executor;
 
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.time.ManualJobClock;
+import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.SourceSpec;
 import java.util.ArrayDeque;
 import java.util.Iterator;
@@ -58,7 +59,7 @@ public abstract class SourcePartition implements InputPartition {
   SourceContext context;
 
   SourcePartition(String streamName, int partition, String taskName) {
-    this.ssp = new SystemStreamPartition("weir-source", streamName, new Partition(partition));
+    this.ssp = new SystemStreamPartition(JobPlan.SOURCE_SYSTEM, streamName, new Partition(partition));
     this.taskName = taskName;
   }
 

@@ -8,6 +8,8 @@ import dev.weir.runner.operators.Receiver;
 import dev.weir.runner.operators.SideInputConsumer;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
+import dev.weir.runner.WeirSettings;
+import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
 import java.util.ArrayList;
@@ -186,18 +188,17 @@ public final class StageTask
   private boolean opened;
 
   StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
-      PipelineOptions options, int maxBundleSize, long maxBundleTimeMs, boolean metricsEnabled,
-      JobClock clock, Quiescence quiescence) {
+      WeirSettings settings, JobClock clock, Quiescence quiescence) {
     this.outbox = new TaskOutbox(quiescence);
     this.quiescence = quiescence;
     this.clock = clock;
-    this.name = new TaskName(stage.name() + "-p" + partition);
+    this.name = new TaskName(JobPlan.taskName(stage, partition));
     this.stage = stage;
     this.partition = partition;
-    this.options = options;
-    this.maxBundleSize = Math.max(1, maxBundleSize);
-    this.maxBundleNanos = Math.max(0, maxBundleTimeMs) * 1_000_000L;
-    this.metricsEnabled = metricsEnabled;
+    this.options = settings.pipelineOptions();
+    this.maxBundleSize = settings.maxBundleSize();
+    this.maxBundleNanos = settings.maxBundleTimeMs() * 1_000_000L;
+    this.metricsEnabled = settings.metricsEnabled();
     List<NodeSpec> nodes = stage.nodes();
     this.operators = new Operator[nodes.size()];
     this.tags = new String[nodes.size()];

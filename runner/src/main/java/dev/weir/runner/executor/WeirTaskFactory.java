@@ -1,5 +1,6 @@
 package dev.weir.runner.executor;
 
+import dev.weir.runner.WeirSettings;
 import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.time.JobClock;
@@ -11,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
-import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.samza.container.TaskName;
 import org.apache.samza.context.Context;
 import org.apache.samza.system.IncomingMessageEnvelope;
@@ -27,10 +27,10 @@ import org.apache.samza.task.WindowableTask;
 
 /**
  * The samza-api task factory of a translated job: creates the {@link StageTask} of each task
- * name ({@code stage-N-pP}: partition P of stage N), wired to the job's in-process streams,
- * source splits, clock and metrics. It is what {@code WeirTaskApplication} registers with
- * {@code TaskApplicationDescriptor.withTaskFactory}, and the embedded executor gets its tasks from
- * the factory it finds in that description ({@link #createTask}).
+ * name ({@code stage-N-pP}: partition P of stage N, see {@link JobPlan#taskName}), wired to the
+ * job's in-process streams, source splits, clock and metrics. The embedded executor creates its
+ * tasks here directly ({@link #createTask}); {@code WeirTaskApplication} registers the same factory
+ * with {@code TaskApplicationDescriptor.withTaskFactory} for a samza-core run.
  *
  * <p>samza-api's {@link #createInstance()} takes no arguments (a Samza container learns a task's
  * identity only at {@code init(Context)}), so it returns a task that binds to its StageTask at
@@ -46,56 +46,43 @@ import org.apache.samza.task.WindowableTask;
  */
 public final class WeirTaskFactory implements AsyncStreamTaskFactory {
   /** A task name's place in the plan. */
-  private record Slot(StagePlan stage, int partition) {}
+  private record TaskPlace(StagePlan stage, int partition) {}
 
-  private final Map<String, Slot> slots = new LinkedHashMap<>();
+  /** Every task of the job by name, in plan order. */
+  private final Map<String, TaskPlace> places = new LinkedHashMap<>();
   private final Map<Integer, InProcessStream> streams;
-  private final PipelineOptions options;
-  private final int maxBundleSize;
-  private final long maxBundleTimeMs;
-  private final boolean metricsEnabled;
+  private final WeirSettings settings;
   /** The job's metrics; only source splits read outside a task register containers here. */
-  private final StepMetrics metrics;
+  private final StepMetrics jobMetrics;
   private final JobClock clock;
   private final Quiescence quiescence;
 
   /**
    * @param plan the job
    * @param streams the job's in-process streams by stream id
+   * @param settings the run's settings (bundle limits, metrics on or off, options for user code)
+   * @param metrics the job's metrics registry
+   * @param clock the job's processing-time clock
    * @param quiescence the job's quiescence tracker, or null when it has no test stream
    */
-  public WeirTaskFactory(JobPlan plan, Map<Integer, InProcessStream> streams, PipelineOptions options,
-      int maxBundleSize, long maxBundleTimeMs, StepMetrics metrics, boolean metricsEnabled, JobClock clock,
-      Quiescence quiescence) {
+  public WeirTaskFactory(JobPlan plan, Map<Integer, InProcessStream> streams, WeirSettings settings,
+      StepMetrics metrics, JobClock clock, Quiescence quiescence) {
     for (StagePlan stage : plan.stages()) {
       for (int p = 0; p < stage.partitions(); p++) {
-        slots.put(taskName(stage, p), new Slot(stage, p));
+        places.put(JobPlan.taskName(stage, p), new TaskPlace(stage, p));
       }
     }
     this.streams = streams;
-    this.options = options;
-    this.maxBundleSize = maxBundleSize;
-    this.maxBundleTimeMs = maxBundleTimeMs;
-    this.metricsEnabled = metricsEnabled;
-    this.metrics = metrics;
+    this.settings = settings;
+    this.jobMetrics = metrics;
     this.clock = clock;
     this.quiescence = quiescence;
   }
 
-  /** The task name of partition {@code partition} of {@code stage}: {@code stage-N-pP}. */
-  public static String taskName(StagePlan stage, int partition) {
-    return stage.name() + "-p" + partition;
-  }
-
-  /** The samza-api stream name of a source stage's input. */
-  public static String sourceStreamName(StagePlan stage) {
-    return stage.name() + "-source";
-  }
-
   /** Every task name of the job, in plan order (stage by stage, partition by partition). */
   public List<TaskName> taskNames() {
-    List<TaskName> names = new ArrayList<>(slots.size());
-    for (String name : slots.keySet()) {
+    List<TaskName> names = new ArrayList<>(places.size());
+    for (String name : places.keySet()) {
       names.add(new TaskName(name));
     }
     return names;
@@ -108,12 +95,12 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
    * @throws IllegalArgumentException if the job has no such task
    */
   public StageTask createTask(TaskName name) {
-    Slot slot = slots.get(name.getTaskName());
-    if (slot == null) {
-      throw new IllegalArgumentException("the job has no task " + name + "; tasks: " + slots.keySet());
+    TaskPlace place = places.get(name.getTaskName());
+    if (place == null) {
+      throw new IllegalArgumentException("the job has no task " + name + "; tasks: " + places.keySet());
     }
-    StagePlan stage = slot.stage();
-    int p = slot.partition();
+    StagePlan stage = place.stage();
+    int p = place.partition();
     List<InputPartition> inputs = new ArrayList<>();
     if (stage.source() != null) {
       inputs.add(createSourcePartition(stage, p));
@@ -121,8 +108,7 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
     for (StagePlan.Input input : stage.inputs()) {
       inputs.add(stream(input.stream().id()).partition(p));
     }
-    return new StageTask(stage, p, inputs, streams, options, maxBundleSize, maxBundleTimeMs,
-        metricsEnabled, clock, quiescence);
+    return new StageTask(stage, p, inputs, streams, settings, clock, quiescence);
   }
 
   /**
@@ -137,7 +123,8 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
     if (stage.source() == null || partition < 0 || partition >= stage.partitions()) {
       throw new IllegalArgumentException(stage.name() + " has no source split " + partition);
     }
-    return SourcePartition.create(stage.source(), sourceStreamName(stage), partition, taskName(stage, partition),
+    return SourcePartition.create(stage.source(), JobPlan.sourceStreamName(stage), partition,
+        JobPlan.taskName(stage, partition),
         clock, quiescence);
   }
 
@@ -153,11 +140,11 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
   public SourceContext sourceContext(StagePlan stage, MetricsSwitch metrics, TransformSpans spans) {
     NodeSpec read = stage.nodes().get(0);
     MetricsContainerImpl step = null;
-    if (metricsEnabled && read.writesTo() == null) {
+    if (settings.metricsEnabled() && read.writesTo() == null) {
       step = new MetricsContainerImpl(read.stepName());
-      this.metrics.register(read.stepName(), step);
+      jobMetrics.register(read.stepName(), step);
     }
-    return new SourceContext(options, metrics, step, spans, read.stepName());
+    return new SourceContext(settings.pipelineOptions(), metrics, step, spans, read.stepName());
   }
 
   /**

@@ -1,11 +1,11 @@
 package dev.weir.runner.samza;
 
-import dev.weir.runner.application.WeirTaskApplication;
 import dev.weir.runner.executor.ProducerEndOfStream;
 import dev.weir.runner.executor.SourceContext;
 import dev.weir.runner.executor.SourcePartition;
 import dev.weir.runner.executor.TransformSpans;
 import dev.weir.runner.metrics.MetricsSwitch;
+import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.SourceSpec;
 import dev.weir.runner.translation.StagePlan;
 import java.io.Closeable;
@@ -24,7 +24,7 @@ import org.apache.samza.system.SystemProducer;
 import org.apache.samza.system.SystemStreamPartition;
 
 /**
- * samza-api {@link SystemFactory} of system {@value WeirTaskApplication#SOURCE_SYSTEM}: the Beam
+ * samza-api {@link SystemFactory} of system {@value #SOURCE_SYSTEM}: the Beam
  * sources of a Weir job. Stream {@code stage-N-source} is source stage N; its partition P is the
  * stage's split P, read by the executor's own {@link SourcePartition} (the same reader loop,
  * watermarks and control messages as in the embedded executor). The job is found through
@@ -45,11 +45,13 @@ import org.apache.samza.system.SystemStreamPartition;
  * <p>Threading: the factory is stateless; see {@link PartitionConsumer} for the consumer.
  */
 public final class BeamSourceSystemFactory implements SystemFactory {
+  /** The samza-api system this factory serves: source splits, one partition per split. */
+  public static final String SOURCE_SYSTEM = JobPlan.SOURCE_SYSTEM;
 
   /**
    * The consumer of the job named in {@code config}.
    *
-   * @throws IllegalArgumentException if {@code systemName} is not {@value WeirTaskApplication#SOURCE_SYSTEM}
+   * @throws IllegalArgumentException if {@code systemName} is not {@value #SOURCE_SYSTEM}
    *     or the config names no job
    * @throws IllegalStateException if the job is not bound in this JVM
    */
@@ -82,8 +84,8 @@ public final class BeamSourceSystemFactory implements SystemFactory {
 
   private static void requireName(String systemName) {
     // The executor's source partitions name their envelopes' partitions on this system.
-    if (!WeirTaskApplication.SOURCE_SYSTEM.equals(systemName)) {
-      throw new IllegalArgumentException("BeamSourceSystemFactory serves system '" + WeirTaskApplication.SOURCE_SYSTEM
+    if (!SOURCE_SYSTEM.equals(systemName)) {
+      throw new IllegalArgumentException("BeamSourceSystemFactory serves system '" + SOURCE_SYSTEM
           + "' only, not '" + systemName + "'");
     }
   }

@@ -51,7 +51,7 @@ public final class WeirJobs {
      */
     public StagePlan sourceStage(String streamName) {
       for (StagePlan stage : plan.stages()) {
-        if (stage.source() != null && WeirTaskFactory.sourceStreamName(stage).equals(streamName)) {
+        if (stage.source() != null && JobPlan.sourceStreamName(stage).equals(streamName)) {
           return stage;
         }
       }
@@ -79,7 +79,7 @@ public final class WeirJobs {
       Map<String, Integer> counts = new LinkedHashMap<>();
       for (StagePlan stage : plan.stages()) {
         if (stage.source() != null) {
-          counts.put(WeirTaskFactory.sourceStreamName(stage), stage.partitions());
+          counts.put(JobPlan.sourceStreamName(stage), stage.partitions());
         }
       }
       return counts;

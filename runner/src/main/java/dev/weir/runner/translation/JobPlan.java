@@ -9,8 +9,18 @@ import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
  * The translated job: stages of fused operators cut at shuffles, and the intermediate streams
  * between them. Built once per run on the submitting thread; immutable afterwards and read by the
  * executor's threads.
+ *
+ * <p>Names: the plan is also where the job's samza-api names are made, once, for the executor,
+ * the samza-api application and the Samza systems alike: a task is {@code stage-N-pP}
+ * ({@link #taskName}), a source stage's input stream is {@code stage-N-source}
+ * ({@link #sourceStreamName}) on system {@value #SOURCE_SYSTEM}, and an intermediate stream is
+ * {@link StreamPlan#name()}.
  */
 public final class JobPlan {
+  /** samza-api system name of source splits (one partition per split). */
+  public static final String SOURCE_SYSTEM = "weir-source";
+
+
   private final List<StagePlan> stages;
   private final List<StreamPlan> streams;
   private final Map<String, MetricsContainerImpl> translationMetrics;
@@ -19,6 +29,16 @@ public final class JobPlan {
     this.stages = List.copyOf(stages);
     this.streams = List.copyOf(streams);
     this.translationMetrics = Map.copyOf(translationMetrics);
+  }
+
+  /** The samza-api task name of partition {@code partition} of {@code stage}: {@code stage-N-pP}. */
+  public static String taskName(StagePlan stage, int partition) {
+    return stage.name() + "-p" + partition;
+  }
+
+  /** The samza-api stream name of a source stage's input: {@code stage-N-source}. */
+  public static String sourceStreamName(StagePlan stage) {
+    return stage.name() + "-source";
   }
 
   /** Metrics reported by user code during translation (source splitting), per step name. */

@@ -9,9 +9,12 @@ import java.util.Map;
 import org.apache.beam.sdk.values.TupleTag;
 
 /**
- * One node of a stage's fused operator graph: a translated primitive transform, or a writer into
- * an intermediate stream. Nodes of a stage are in topological order (a node only feeds nodes with
- * higher indices). Mutable only while the translator builds the plan; read-only afterwards.
+ * One node of a stage's fused operator graph, of one of two shapes: an <em>operator</em> node (a
+ * translated primitive transform: {@link #factory()} set, {@link #writesTo()} null) or a
+ * <em>writer</em> node (the end of the stage towards another stage's input: {@link #writesTo()}
+ * set, no factory; the executor builds its stream writer). Nodes of a stage are in topological
+ * order (a node only feeds nodes with higher indices). Mutable only while the translator builds
+ * the plan (its consumers); read-only afterwards, from any thread.
  */
 public final class NodeSpec {
   private final int index;
@@ -21,12 +24,22 @@ public final class NodeSpec {
   private final StreamPlan writesTo;
   private final Map<TupleTag<?>, List<Integer>> consumers = new LinkedHashMap<>();
 
-  NodeSpec(int index, String stepName, String kind, OperatorFactory factory, StreamPlan writesTo) {
+  private NodeSpec(int index, String stepName, String kind, OperatorFactory factory, StreamPlan writesTo) {
     this.index = index;
     this.stepName = stepName;
     this.kind = kind;
     this.factory = factory;
     this.writesTo = writesTo;
+  }
+
+  /** An operator node running {@code factory}'s operator for the transform {@code stepName}. */
+  static NodeSpec operator(int index, String stepName, String kind, OperatorFactory factory) {
+    return new NodeSpec(index, stepName, kind, java.util.Objects.requireNonNull(factory, "factory"), null);
+  }
+
+  /** A writer node into {@code stream}; named after the stream, its kind after the stream's kind. */
+  static NodeSpec writer(int index, StreamPlan stream) {
+    return new NodeSpec(index, stream.name(), stream.kind().writerKind(), null, stream);
   }
 
   void declareOutput(TupleTag<?> tag) {
@@ -50,6 +63,11 @@ public final class NodeSpec {
   /** A short kind for the plan log: ParDo, GroupByKey, Flatten, ... */
   public String kind() {
     return kind;
+  }
+
+  /** Whether this is a writer node (into {@link #writesTo()}) rather than an operator node. */
+  public boolean isWriter() {
+    return writesTo != null;
   }
 
   /** Creates the node's operator per task; null for stream writers. */

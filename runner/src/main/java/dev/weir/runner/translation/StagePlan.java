@@ -40,8 +40,16 @@ public final class StagePlan {
     this.source = source;
   }
 
-  NodeSpec addNode(String stepName, String kind, OperatorFactory factory, StreamPlan writesTo) {
-    NodeSpec node = new NodeSpec(nodes.size(), stepName, kind, factory, writesTo);
+  /** Appends an operator node for transform {@code stepName}; {@code kind} names it in the plan log. */
+  NodeSpec addOperator(String stepName, String kind, OperatorFactory factory) {
+    NodeSpec node = NodeSpec.operator(nodes.size(), stepName, kind, factory);
+    nodes.add(node);
+    return node;
+  }
+
+  /** Appends a writer node into {@code stream} (which this stage produces). */
+  NodeSpec addWriter(StreamPlan stream) {
+    NodeSpec node = NodeSpec.writer(nodes.size(), stream);
     nodes.add(node);
     return node;
   }

@@ -19,11 +19,22 @@ public record StreamPlan(int id, String name, Kind kind, StagePlan producer, Sta
   /** How elements are routed to partitions. */
   public enum Kind {
     /** By a hash of the encoded key, so that all values of a key meet in one task. */
-    SHUFFLE,
+    SHUFFLE("ShuffleWrite"),
     /** Producer partition p writes to consumer partition p mod n: no repartitioning. */
-    FORWARD,
+    FORWARD("ForwardWrite"),
     /** Every element goes to every partition (side inputs). */
-    BROADCAST
+    BROADCAST("BroadcastWrite");
+
+    private final String writerKind;
+
+    Kind(String writerKind) {
+      this.writerKind = writerKind;
+    }
+
+    /** The plan-log kind of the node writing a stream of this kind, e.g. {@code ShuffleWrite}. */
+    public String writerKind() {
+      return writerKind;
+    }
   }
 
   /** Number of partitions, i.e. of consumer tasks. */

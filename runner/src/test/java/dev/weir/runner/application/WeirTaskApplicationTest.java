@@ -3,6 +3,7 @@ package dev.weir.runner.application;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.WeirSettings;
 import dev.weir.runner.WeirRunner;
 import dev.weir.runner.executor.InProcessStream;
 import dev.weir.runner.executor.StageTask;
@@ -55,7 +56,7 @@ class WeirTaskApplicationTest {
 
     Map<Integer, InProcessStream> streams = new HashMap<>();
     streams.put(shuffle.id(), new InProcessStream(shuffle, 16));
-    WeirTaskFactory factory = new WeirTaskFactory(plan, streams, options, 1000, 1000, new StepMetrics(), true,
+    WeirTaskFactory factory = new WeirTaskFactory(plan, streams, WeirSettings.from(options), new StepMetrics(),
         JobClock.SYSTEM, null);
     WeirTaskApplication application = new WeirTaskApplication(plan, factory);
     InProcessApplicationDescriptor description = new InProcessApplicationDescriptor(Map.of());

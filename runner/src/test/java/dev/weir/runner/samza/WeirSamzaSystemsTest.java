@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.WeirSettings;
 import dev.weir.runner.WeirRunner;
 import dev.weir.runner.application.InProcessApplicationDescriptor;
 import dev.weir.runner.application.WeirTaskApplication;
@@ -80,7 +81,7 @@ class WeirSamzaSystemsTest {
     for (StreamPlan stream : plan.streams()) {
       streams.put(stream.id(), new InProcessStream(stream, 64));
     }
-    tasks = new WeirTaskFactory(plan, streams, options, 1000, 1000, new StepMetrics(), true, JobClock.SYSTEM, null);
+    tasks = new WeirTaskFactory(plan, streams, WeirSettings.from(options), new StepMetrics(), JobClock.SYSTEM, null);
     application = new WeirTaskApplication(plan, tasks);
     InProcessApplicationDescriptor description = new InProcessApplicationDescriptor(Map.of());
     application.describe(description);
@@ -119,13 +120,13 @@ class WeirSamzaSystemsTest {
         .isEqualTo(application.jobId());
     assertThat(config.get("systems." + InProcessStream.SYSTEM + "." + WeirJobs.JOB_ID_CONFIG))
         .isEqualTo(application.jobId());
-    assertThat(config.get("streams." + WeirTaskFactory.sourceStreamName(sourceStage()) + ".samza.bounded"))
+    assertThat(config.get("streams." + JobPlan.sourceStreamName(sourceStage()) + ".samza.bounded"))
         .isEqualTo("true");
   }
 
   @Test
   void adminsReportOnePartitionPerSplitAndTheShufflesPartitionCount() throws Exception {
-    String source = WeirTaskFactory.sourceStreamName(sourceStage());
+    String source = JobPlan.sourceStreamName(sourceStage());
     SystemAdmin sources = factoryOf(WeirTaskApplication.SOURCE_SYSTEM).getAdmin(WeirTaskApplication.SOURCE_SYSTEM, config);
     Map<String, SystemStreamMetadata> sourceMetadata = sources.getSystemStreamMetadata(Set.of(source));
     assertThat(sourceStage().partitions()).isGreaterThan(1);
@@ -143,7 +144,7 @@ class WeirSamzaSystemsTest {
 
   @Test
   void sourceConsumerReadsEverySplitToEndOfStreamThroughPoll() throws Exception {
-    String source = WeirTaskFactory.sourceStreamName(sourceStage());
+    String source = JobPlan.sourceStreamName(sourceStage());
     SystemConsumer consumer = factoryOf(WeirTaskApplication.SOURCE_SYSTEM)
         .getConsumer(WeirTaskApplication.SOURCE_SYSTEM, config, new NoOpMetricsRegistry());
     Set<SystemStreamPartition> ssps = new HashSet<>();
@@ -232,7 +233,7 @@ class WeirSamzaSystemsTest {
   void sourceSystemIsInputOnly() throws Exception {
     SystemProducer producer = factoryOf(WeirTaskApplication.SOURCE_SYSTEM)
         .getProducer(WeirTaskApplication.SOURCE_SYSTEM, config, new NoOpMetricsRegistry());
-    SystemStream source = new SystemStream(WeirTaskApplication.SOURCE_SYSTEM, WeirTaskFactory.sourceStreamName(sourceStage()));
+    SystemStream source = new SystemStream(WeirTaskApplication.SOURCE_SYSTEM, JobPlan.sourceStreamName(sourceStage()));
     assertThatThrownBy(() -> producer.send("test", new OutgoingMessageEnvelope(source, 1L)))
         .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("input-only");
   }
@@ -244,7 +245,7 @@ class WeirSamzaSystemsTest {
     Pipeline p = Pipeline.create(options);
     p.apply(TestStream.create(VarLongCoder.of()).addElements(1L).advanceWatermarkToInfinity());
     JobPlan testPlan = WeirRunner.translate(p, options);
-    WeirTaskFactory testTasks = new WeirTaskFactory(testPlan, Map.of(), options, 1000, 1000, new StepMetrics(), true,
+    WeirTaskFactory testTasks = new WeirTaskFactory(testPlan, Map.of(), WeirSettings.from(options), new StepMetrics(),
         JobClock.SYSTEM, null);
     WeirTaskApplication testApplication = new WeirTaskApplication(testPlan, testTasks);
     InProcessApplicationDescriptor description = new InProcessApplicationDescriptor(Map.of());
@@ -254,7 +255,7 @@ class WeirSamzaSystemsTest {
       SystemConsumer consumer = new BeamSourceSystemFactory()
           .getConsumer(WeirTaskApplication.SOURCE_SYSTEM, testConfig, new NoOpMetricsRegistry());
       SystemStreamPartition ssp = new SystemStreamPartition(WeirTaskApplication.SOURCE_SYSTEM,
-          WeirTaskFactory.sourceStreamName(testPlan.stages().get(0)), new Partition(0));
+          JobPlan.sourceStreamName(testPlan.stages().get(0)), new Partition(0));
       assertThatThrownBy(() -> consumer.register(ssp, null)).isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("TestStream");
     }

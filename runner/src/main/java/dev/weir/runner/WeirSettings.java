@@ -1,0 +1,123 @@
+package dev.weir.runner;
+
+import dev.weir.state.StateBackend;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/**
+ * The settings of one Weir run: every {@link WeirPipelineOptions} value read and checked once, at
+ * {@code run()}, and then handed whole to the translator and the executor. Nothing downstream
+ * reads Weir's options again or clamps them: a value here is already in range.
+ *
+ * <p>Checks ({@link #from}): counts ({@code --parallelism}, {@code --containers},
+ * {@code --maxBundleSize}, {@code --objectCacheSize}) are at least 1; {@code --maxBundleTimeMs} is
+ * from 1 to {@value #MAX_BUNDLE_TIME_MS} (so that it still fits in a {@code long} of
+ * nanoseconds); {@code --stateBackend} is set; {@code --stateDirectory} is a path and, for the
+ * RocksDB backend, a directory that exists or can be created and is writable (it is created here).
+ * A bad value fails with an {@link IllegalArgumentException} naming the option, the value and what
+ * is allowed.
+ *
+ * <p>Threading: immutable; read from any thread. {@link #pipelineOptions()} is Beam's options proxy
+ * as the user built it, handed to user code (readers, DoFns) and never read by Weir itself.
+ *
+ * @param pipelineOptions the options as given, for user code and Beam's own APIs
+ * @param parallelism partitions (tasks) of every shuffled stage; source stages get at most this
+ *     many splits
+ * @param containers run-loop threads the job's tasks are spread over
+ * @param maxBundleSize input elements a task processes in one bundle at most
+ * @param maxBundleTimeMs milliseconds a bundle stays open at most
+ * @param stateBackend where keyed state lives
+ * @param stateDirectory the base directory of RocksDB state (each job makes its own sub-directory);
+ *     unused by the memory backend
+ * @param objectCacheSize decoded state values the object cache keeps per container (entries)
+ * @param metricsEnabled whether Beam metrics are collected per PTransform
+ */
+public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
+    long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
+    boolean metricsEnabled) {
+
+  /** The largest {@code --maxBundleTimeMs}: its nanoseconds must fit in a {@code long}. */
+  public static final long MAX_BUNDLE_TIME_MS = Long.MAX_VALUE / 1_000_000L;
+
+  /**
+   * Reads and checks {@code options} (see the class comment). For the RocksDB backend this creates
+   * {@code --stateDirectory} if it does not exist yet.
+   *
+   * @throws IllegalArgumentException naming the first option whose value is out of range, with the
+   *     allowed values or range
+   */
+  public static WeirSettings from(WeirPipelineOptions options) {
+    int parallelism = atLeastOne("parallelism", options.getParallelism());
+    int containers = atLeastOne("containers", options.getContainers());
+    int maxBundleSize = atLeastOne("maxBundleSize", options.getMaxBundleSize());
+    long maxBundleTimeMs = options.getMaxBundleTimeMs();
+    if (maxBundleTimeMs < 1 || maxBundleTimeMs > MAX_BUNDLE_TIME_MS) {
+      throw outOfRange("maxBundleTimeMs", maxBundleTimeMs, "1 to " + MAX_BUNDLE_TIME_MS + " (milliseconds)");
+    }
+    StateBackend backend = options.getStateBackend();
+    if (backend == null) {
+      throw new IllegalArgumentException("--stateBackend is not set; allowed values: "
+          + Arrays.stream(StateBackend.values()).map(StateBackend::optionValue).collect(Collectors.joining(", ")));
+    }
+    Path stateDirectory = stateDirectory(options.getStateDirectory(), backend);
+    long objectCacheSize = options.getObjectCacheSize();
+    if (objectCacheSize < 1) {
+      throw outOfRange("objectCacheSize", objectCacheSize, "1 to " + Long.MAX_VALUE + " (entries)");
+    }
+    return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
+        stateDirectory, objectCacheSize, options.getMetricsEnabled());
+  }
+
+  private static int atLeastOne(String option, int value) {
+    if (value < 1) {
+      throw outOfRange(option, value, "1 to " + Integer.MAX_VALUE);
+    }
+    return value;
+  }
+
+  private static IllegalArgumentException outOfRange(String option, long value, String allowed) {
+    return new IllegalArgumentException("--" + option + "=" + value + " is out of range; allowed: " + allowed);
+  }
+
+  /** Parses {@code --stateDirectory}; for RocksDB, creates it and checks that it is writable. */
+  private static Path stateDirectory(String value, StateBackend backend) {
+    String allowed = "a writable directory, created if missing (used by --stateBackend="
+        + StateBackend.ROCKSDB.optionValue() + ")";
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException("--stateDirectory is empty; allowed: " + allowed);
+    }
+    Path directory;
+    try {
+      directory = Path.of(value);
+    } catch (InvalidPathException e) {
+      throw new IllegalArgumentException("--stateDirectory=" + value + " is not a path (" + e.getMessage()
+          + "); allowed: " + allowed, e);
+    }
+    if (backend != StateBackend.ROCKSDB) {
+      return directory;
+    }
+    try {
+      Files.createDirectories(directory);
+    } catch (IOException | SecurityException e) {
+      throw new IllegalArgumentException("--stateDirectory=" + value + " cannot be created ("
+          + e.getClass().getSimpleName() + ": " + e.getMessage() + "); allowed: " + allowed, e);
+    }
+    if (!Files.isWritable(directory)) {
+      throw new IllegalArgumentException("--stateDirectory=" + value + " is not writable; allowed: " + allowed);
+    }
+    return directory;
+  }
+
+  /** A one-line summary for the run log, e.g. {@code parallelism=2 containers=2 ...}. */
+  public String describe() {
+    return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
+            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b", parallelism, containers,
+        maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory, objectCacheSize, metricsEnabled);
+  }
+}

@@ -1,0 +1,55 @@
+package dev.weir.runner.translation;
+
+import dev.weir.runner.operators.ParDoOperator;
+import java.util.List;
+import org.apache.beam.sdk.runners.TransformHierarchy;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
+
+/**
+ * {@code ParDo.MultiOutput}. A DoFn using state, timers or {@code @OnWindowExpiration}, or whose
+ * {@code @ProcessElement} is {@code @RequiresTimeSortedInput} (sorting needs keyed state), goes to
+ * {@link StatefulParDoTranslator}. Otherwise a {@link ParDoOperator} is fused into the producing
+ * stage; with side inputs it instead starts a new stage fed by a FORWARD stream (main input) and
+ * one BROADCAST stream per view. Cutting there keeps the producer stages independent of the views
+ * (no stage waits for its own output), and the pushed-back elements' hold only holds what is
+ * downstream of this ParDo. A splittable DoFn must arrive expanded (see {@code WeirRunner}'s
+ * overrides): one that does not fails here.
+ */
+final class ParDoTranslator implements TransformTranslator {
+  @Override
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public void translate(TransformHierarchy.Node node, TranslationContext context) {
+    if (!(node.getTransform() instanceof ParDo.MultiOutput<?, ?> parDo)) {
+      throw TranslationContext.unsupported(node, "no translation for " + node.getTransform().getClass().getName());
+    }
+    DoFn<?, ?> fn = parDo.getFn();
+    DoFnSignature signature = DoFnSignatures.getSignature(fn.getClass());
+    if (signature.processElement().isSplittable()) {
+      throw TranslationContext.unsupported(node, "splittable DoFn reached translation unexpanded (WeirRunner runs "
+          + "SDFs through SplittableParDo's expansion)");
+    }
+    ParDoParts parts = ParDoParts.of(node, parDo);
+    TranslationContext.Producer from = context.producerOf(parts.input(), node);
+    if (signature.usesState() || signature.usesTimers() || signature.onWindowExpiration() != null
+        || signature.processElement().requiresTimeSortedInput()) {
+      StatefulParDoTranslator.translate(node, context, parts, from);
+      return;
+    }
+    if (parts.views().isEmpty()) {
+      NodeSpec spec = context.fuse(from, node.getFullName(), "ParDo", () -> new ParDoOperator(parts.fn(),
+          parts.mainTag(), parts.additionalTags(), parts.inputCoder(), parts.outputCoders(), parts.windowing(),
+          parts.schema(), parts.sideInputMapping(), List.of()));
+      context.registerOutputs(node, from.stage(), spec);
+      return;
+    }
+    TranslationContext.Cut cut = context.cutForward(from, node);
+    NodeSpec spec = cut.enter(node.getFullName(), "ParDo+SideInputs", () -> new ParDoOperator(parts.fn(),
+        parts.mainTag(), parts.additionalTags(), parts.inputCoder(), parts.outputCoders(), parts.windowing(),
+        parts.schema(), parts.sideInputMapping(), parts.views()));
+    context.broadcastViews(node, cut.stage(), spec, parts.views());
+    context.registerOutputs(node, cut.stage(), spec);
+  }
+}

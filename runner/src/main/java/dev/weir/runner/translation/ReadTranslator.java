@@ -1,0 +1,67 @@
+package dev.weir.runner.translation;
+
+import java.io.Closeable;
+import java.util.List;
+import org.apache.beam.sdk.io.BoundedSource;
+import org.apache.beam.sdk.io.Read;
+import org.apache.beam.sdk.io.UnboundedSource;
+import org.apache.beam.sdk.metrics.MetricsEnvironment;
+import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.runners.TransformHierarchy;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.util.construction.SplittableParDo;
+
+/**
+ * A read ({@code beam:transform:read:v1}: the primitive reads SDF-wrapped reads are turned back
+ * into, or a {@code Read.Bounded}/{@code Read.Unbounded} left as is) starts a source stage of one
+ * partition per split. Splitting happens here, on the submitting thread, with the Read step's
+ * metrics container current (a source may report metrics while it splits): a bounded source into
+ * pieces of about its estimated size / {@code --parallelism} bytes (on any failure, one split is
+ * always correct); an unbounded source into at most {@code --parallelism} splits (a failure fails
+ * the translation).
+ */
+final class ReadTranslator implements TransformTranslator {
+  @Override
+  public void translate(TransformHierarchy.Node node, TranslationContext context) {
+    PTransform<?, ?> transform = node.getTransform();
+    SourceSpec source;
+    if (transform instanceof SplittableParDo.PrimitiveBoundedRead<?> read) {
+      source = boundedSplits(node, read.getSource(), context);
+    } else if (transform instanceof Read.Bounded<?> read) {
+      source = boundedSplits(node, read.getSource(), context);
+    } else if (transform instanceof SplittableParDo.PrimitiveUnboundedRead<?> read) {
+      source = unboundedSplits(node, read.getSource(), context);
+    } else if (transform instanceof Read.Unbounded<?> read) {
+      source = unboundedSplits(node, read.getSource(), context);
+    } else {
+      throw TranslationContext.unsupported(node, "no translation for " + transform.getClass().getName());
+    }
+    context.sourceStage(node, source, "Read");
+  }
+
+  private static SourceSpec boundedSplits(TransformHierarchy.Node node, BoundedSource<?> source,
+      TranslationContext context) {
+    int parallelism = context.settings().parallelism();
+    PipelineOptions options = context.settings().pipelineOptions();
+    try (Closeable scope = MetricsEnvironment.scopedMetricsContainer(context.translationMetrics(node.getFullName()))) {
+      long size = source.getEstimatedSizeBytes(options);
+      long desired = Math.max(1, size / parallelism);
+      List<? extends BoundedSource<?>> splits = source.split(desired, options);
+      return new SourceSpec.Bounded(splits.isEmpty() ? List.of(source) : splits);
+    } catch (Exception e) {
+      // Splitting is an optimisation; one split is always correct.
+      return new SourceSpec.Bounded(List.of(source));
+    }
+  }
+
+  private static SourceSpec unboundedSplits(TransformHierarchy.Node node, UnboundedSource<?, ?> source,
+      TranslationContext context) {
+    PipelineOptions options = context.settings().pipelineOptions();
+    try (Closeable scope = MetricsEnvironment.scopedMetricsContainer(context.translationMetrics(node.getFullName()))) {
+      List<? extends UnboundedSource<?, ?>> splits = source.split(context.settings().parallelism(), options);
+      return new SourceSpec.Unbounded(splits.isEmpty() ? List.of(source) : splits);
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot split the unbounded source of " + node.getFullName(), e);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+package dev.weir.runner.translation;
+
+import dev.weir.runner.operators.StatefulParDoOperator;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.runners.TransformHierarchy;
+
+/**
+ * A stateful ParDo (state, timers, {@code @OnWindowExpiration} or {@code @RequiresTimeSortedInput};
+ * chosen by {@link ParDoTranslator}) starts a keyed stage of {@code --parallelism} partitions fed by
+ * a SHUFFLE partitioned by the input's key, so that every key's state and timers live in one task,
+ * entered by a {@link StatefulParDoOperator}; its side inputs, if any, arrive on one BROADCAST
+ * stream per view, as for a stateless ParDo. Not supported: an input that is not KV-coded, and
+ * merging windows.
+ */
+final class StatefulParDoTranslator {
+  private StatefulParDoTranslator() {}
+
+  /** Translates the stateful ParDo at {@code node}, whose parts are {@code parts}, fed by {@code from}. */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  static void translate(TransformHierarchy.Node node, TranslationContext context, ParDoParts parts,
+      TranslationContext.Producer from) {
+    if (!(parts.inputCoder() instanceof KvCoder<?, ?> kvCoder)) {
+      throw TranslationContext.unsupported(node, "stateful ParDo input coder is not a KvCoder: " + parts.inputCoder());
+    }
+    if (!parts.windowing().getWindowFn().isNonMerging()) {
+      throw TranslationContext.unsupported(node, "stateful ParDo over merging windows ("
+          + parts.windowing().getWindowFn() + ")");
+    }
+    TranslationContext.Cut cut = context.cutShuffle(from, kvCoder.getKeyCoder(), node);
+    KvCoder kv = kvCoder;
+    NodeSpec spec = cut.enter(node.getFullName(), "StatefulParDo", () -> new StatefulParDoOperator(parts.fn(),
+        parts.mainTag(), parts.additionalTags(), kv, parts.outputCoders(), parts.windowing(), parts.schema(),
+        parts.sideInputMapping(), parts.views()));
+    context.broadcastViews(node, cut.stage(), spec, parts.views());
+    context.registerOutputs(node, cut.stage(), spec);
+  }
+}
