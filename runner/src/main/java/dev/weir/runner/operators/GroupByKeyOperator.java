@@ -20,7 +20,6 @@ import org.apache.beam.runners.core.SystemReduceFn;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.runners.core.TimerInternalsFactory;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
@@ -182,14 +181,9 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   }
 
   private void run(KeyContext<K> key, KeyedWorkItem<K, V> item) {
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
     setCurrent(key);
-    try {
-      startBundleIfNeeded();
-      runner.processElement(WindowedValues.valueInGlobalWindow(item));
-    } finally {
-      context.metrics().swap(previous);
-    }
+    startBundleIfNeeded();
+    runner.processElement(WindowedValues.valueInGlobalWindow(item));
   }
 
   /** The earliest buffered element's hold; while timers wait to fire, no later than the earliest of them. */

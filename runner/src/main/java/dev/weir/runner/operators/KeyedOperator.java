@@ -9,7 +9,6 @@ import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.state.WatermarkHolds;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderException;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.values.KV;
@@ -41,7 +40,10 @@ import org.joda.time.Instant;
  *
  * <p>Bundles: a bundle starts at the first runner call ({@link #startBundleIfNeeded}); its end
  * asks the container for a state commit (dirty cache entries are written in one batch at the
- * container's commit point) and finishes the runner in the step's metrics scope.
+ * container's commit point) and finishes the runner.
+ *
+ * <p>Metrics: none of this scopes metrics; the executor makes the step current around every call
+ * into the operator (see {@code StepScope}), and every user-code call below happens inside one.
  *
  * <p>Threading: confined to the task's container thread, as are all fields.
  *
@@ -58,8 +60,6 @@ abstract class KeyedOperator<K> implements Operator {
   protected OperatorContext context;
   /** Set by {@link #openKeyed}. */
   protected ContainerState state;
-  /** This step's metrics container, installed around every user-code call; set by {@link #openKeyed}. */
-  protected MetricsContainer stepMetrics;
   /** The key whose state and timers runners-core's calls refer to ({@link #setCurrent}). */
   protected KeyContext<K> current;
   private byte[] operatorPrefix;
@@ -88,7 +88,6 @@ abstract class KeyedOperator<K> implements Operator {
     this.context = context;
     this.state = context.state();
     this.operatorPrefix = state.newOperatorPrefix();
-    this.stepMetrics = context.stepMetrics();
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
     timers.open(state, windowCoder, this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
   }
@@ -232,7 +231,7 @@ abstract class KeyedOperator<K> implements Operator {
     }
   }
 
-  /** Fires {@code timer} for its key through the runner (in the step's metrics scope). */
+  /** Fires {@code timer} for its key through the runner. */
   protected abstract void fireTimer(KeyedTimers.Entry timer);
 
   /**
@@ -241,7 +240,7 @@ abstract class KeyedOperator<K> implements Operator {
    */
   protected abstract void completeWatermark(Instant watermark);
 
-  /** Starts the runner's bundle unless one is open; called in the step's metrics scope. */
+  /** Starts the runner's bundle unless one is open. */
   protected final void startBundleIfNeeded() {
     if (!inBundle) {
       inBundle = true;
@@ -249,10 +248,10 @@ abstract class KeyedOperator<K> implements Operator {
     }
   }
 
-  /** Starts the runner's bundle (in the step's metrics scope). */
+  /** Starts the runner's bundle. */
   protected abstract void startRunnerBundle();
 
-  /** Finishes the runner's bundle (in the step's metrics scope), after the commit was requested. */
+  /** Finishes the runner's bundle, after the commit was requested. */
   protected abstract void finishRunnerBundle();
 
   /** Whether the runner's bundle is open (elements or timer firings since the last finish). */
@@ -268,11 +267,6 @@ abstract class KeyedOperator<K> implements Operator {
     }
     inBundle = false;
     state.requestCommit();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      finishRunnerBundle();
-    } finally {
-      context.metrics().swap(previous);
-    }
+    finishRunnerBundle();
   }
 }

@@ -14,7 +14,6 @@ import org.apache.beam.runners.core.SimplePushbackSideInputDoFnRunner;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.joda.time.Instant;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
@@ -46,8 +45,8 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * <p>Bundle finalization: the DoFn's {@code BundleFinalizer} callbacks of a bundle run after the
  * container's commit that follows {@link #finishBundle} (see {@link BundleFinalizers}).
  *
- * <p>Metrics: the step's container is swapped in (a field write on the thread's
- * {@link dev.weir.runner.metrics.MetricsSwitch}) around every call into user code.
+ * <p>Metrics: the executor makes this ParDo's step current (its metrics container, its profiling
+ * span) around every call into the operator, so user code here counts for this PTransform.
  *
  * <p>Threading: confined to the task's container thread.
  */
@@ -74,7 +73,6 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
   private DoFnRunner<InT, OutT> runner;
   private Receiver mainOutput;
   private Map<TupleTag<?>, Receiver> additionalOutputs;
-  private MetricsContainer stepMetrics;
   private BundleFinalizers.Finalizer finalizer;
   private boolean inBundle;
 
@@ -103,19 +101,13 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
   @Override
   public void open(OperatorContext context) {
     this.context = context;
-    this.stepMetrics = context.stepMetrics();
     this.mainOutput = context.output(mainTag);
     this.additionalOutputs = new HashMap<>();
     for (TupleTag<?> tag : additionalTags) {
       additionalOutputs.put(tag, context.output(tag));
     }
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      fn = SerializableUtils.clone(prototype);
-      invoker = DoFnInvokers.tryInvokeSetupFor(fn, context.options());
-    } finally {
-      context.metrics().swap(previous);
-    }
+    fn = SerializableUtils.clone(prototype);
+    invoker = DoFnInvokers.tryInvokeSetupFor(fn, context.options());
     SideInputReader reader = NullSideInputReader.empty();
     if (!sideInputViews.isEmpty()) {
       sideInputs = new SideInputs(sideInputViews);
@@ -156,14 +148,9 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
     // The pushback runner remembers not-ready windows until its next startBundle: begin a new
     // bundle so that the retry sees the side inputs' new readiness.
     finishBundle();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      startBundleIfNeeded();
-      for (WindowedValue<InT> element : retry) {
-        pushBack(pushbackRunner.processElementInReadyWindows(element));
-      }
-    } finally {
-      context.metrics().swap(previous);
+    startBundleIfNeeded();
+    for (WindowedValue<InT> element : retry) {
+      pushBack(pushbackRunner.processElementInReadyWindows(element));
     }
   }
 
@@ -198,16 +185,11 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
   @Override
   @SuppressWarnings("unchecked")
   public void accept(WindowedValue<?> element) {
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      startBundleIfNeeded();
-      if (pushbackRunner == null) {
-        runner.processElement((WindowedValue<InT>) element);
-      } else {
-        pushBack(pushbackRunner.processElementInReadyWindows((WindowedValue<InT>) element));
-      }
-    } finally {
-      context.metrics().swap(previous);
+    startBundleIfNeeded();
+    if (pushbackRunner == null) {
+      runner.processElement((WindowedValue<InT>) element);
+    } else {
+      pushBack(pushbackRunner.processElementInReadyWindows((WindowedValue<InT>) element));
     }
   }
 
@@ -222,22 +204,17 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
       return;
     }
     inBundle = false;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      if (pushbackRunner != null) {
-        pushbackRunner.finishBundle();
-      } else {
-        runner.finishBundle();
-      }
-    } finally {
-      context.metrics().swap(previous);
+    if (pushbackRunner != null) {
+      pushbackRunner.finishBundle();
+    } else {
+      runner.finishBundle();
     }
     finalizer.bundleFinished();
   }
 
   @Override
   public void close() {
-    DoFnTeardown.teardown(invoker, context, stepMetrics);
+    DoFnTeardown.teardown(invoker, context.stepName());
     invoker = null;
   }
 

@@ -30,7 +30,6 @@ import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.sdk.coders.ByteArrayCoder;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderException;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
@@ -141,7 +140,6 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   private byte[] operatorPrefix;
   private KeyContext<byte[]> current;
   private OperatorContext context;
-  private MetricsContainer stepMetrics;
   private DoFnInvoker<?, ?> invoker;
   private BundleFinalizers.Finalizer finalizer;
   private PushbackSideInputDoFnRunner<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>, OutputT> runner;
@@ -186,7 +184,6 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     this.state = context.state();
     this.operatorPrefix = state.newOperatorPrefix();
     this.manualClock = context.clock() instanceof ManualJobClock;
-    this.stepMetrics = context.stepMetrics();
     this.timers = new ResumeTimers(context.stepName());
     this.finalizer = context.newFinalizer();
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
@@ -205,13 +202,8 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
       reader = sideInputs;
     }
     ProcessFn<InputT, OutputT, RestrictionT, ?, ?> processFn;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      processFn = transform.newProcessFn(SerializableUtils.clone(transform.getFn()));
-      invoker = DoFnInvokers.tryInvokeSetupFor(processFn, context.options());
-    } finally {
-      context.metrics().swap(previous);
-    }
+    processFn = transform.newProcessFn(SerializableUtils.clone(transform.getFn()));
+    invoker = DoFnInvokers.tryInvokeSetupFor(processFn, context.options());
     processFn.setStateInternalsFactory(key -> current.state());
     processFn.setTimerInternalsFactory(key -> timers);
     processFn.setSideInputReader(reader);
@@ -254,15 +246,10 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     WindowedValue<KV<InputT, RestrictionT>> seed = kv.withValue(kv.getValue().getValue());
     WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> item =
         WindowedValues.valueInGlobalWindow(KeyedWorkItems.elementsWorkItem(key, List.of(seed)));
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      run(keyBytes, key, item, seed.getTimestamp().getMillis());
-    } finally {
-      context.metrics().swap(previous);
-    }
+    run(keyBytes, key, item, seed.getTimestamp().getMillis());
   }
 
-  /** Runs one work item of {@code key} (the step's metrics container must be current). */
+  /** Runs one work item of {@code key} (inside the executor's bracket: the step is current). */
   private void run(byte[] keyBytes, byte[] key, WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> item,
       long timestampMs) {
     setCurrent(keyBytes, key);
@@ -298,13 +285,8 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     waitingMinMs = Long.MAX_VALUE;
     // runners-core's pushback runners remember not-ready windows until the next startBundle
     finishBundle();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      for (Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> w : retry) {
-        run(w.keyBytes(), w.key(), w.item(), w.timestampMs());
-      }
-    } finally {
-      context.metrics().swap(previous);
+    for (Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> w : retry) {
+      run(w.keyBytes(), w.key(), w.item(), w.timestampMs());
     }
   }
 
@@ -342,33 +324,28 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     long outputsAtStart = outputs;
     long nowMs = fireAll ? Long.MAX_VALUE : now.getMillis();
     boolean any = false;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      while (true) {
-        int due = timers.size();
-        int fired = 0;
-        ResumeTimers.Resume resume;
-        // at most the resumes pending when the round starts: those it sets wait for the next round
-        while (fired < due && (resume = timers.pollDue(nowMs)) != null) {
-          resume(resume);
-          fired++;
-        }
-        if (fired == 0) {
-          break;
-        }
-        any = true;
-        if (System.nanoTime() - startNanos >= RESUME_BUDGET_NANOS || outputs - outputsAtStart >= maxOutputsPerCall
-            || finalizer.pending() > 0) {
-          break; // (callbacks registered: they run at the commit after this tick, before the next resumes)
-        }
-        if (!fireAll) {
-          long clockMs = context.clock().millis();
-          timers.advanceProcessingTime(new Instant(clockMs));
-          nowMs = Math.max(nowMs, clockMs);
-        }
+    while (true) {
+      int due = timers.size();
+      int fired = 0;
+      ResumeTimers.Resume resume;
+      // at most the resumes pending when the round starts: those it sets wait for the next round
+      while (fired < due && (resume = timers.pollDue(nowMs)) != null) {
+        resume(resume);
+        fired++;
       }
-    } finally {
-      context.metrics().swap(previous);
+      if (fired == 0) {
+        break;
+      }
+      any = true;
+      if (System.nanoTime() - startNanos >= RESUME_BUDGET_NANOS || outputs - outputsAtStart >= maxOutputsPerCall
+          || finalizer.pending() > 0) {
+        break; // (callbacks registered: they run at the commit after this tick, before the next resumes)
+      }
+      if (!fireAll) {
+        long clockMs = context.clock().millis();
+        timers.advanceProcessingTime(new Instant(clockMs));
+        nowMs = Math.max(nowMs, clockMs);
+      }
     }
     if (any) {
       finishBundle(); // the task closes only bundles that counted input elements
@@ -426,18 +403,13 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     }
     inBundle = false;
     state.requestCommit();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      runner.finishBundle();
-    } finally {
-      context.metrics().swap(previous);
-    }
+    runner.finishBundle();
     finalizer.bundleFinished(); // its callbacks run after the commit requested above
   }
 
   @Override
   public void close() {
-    DoFnTeardown.teardown(invoker, context, stepMetrics);
+    DoFnTeardown.teardown(invoker, context.stepName());
     invoker = null;
   }
 

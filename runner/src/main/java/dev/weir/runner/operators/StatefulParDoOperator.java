@@ -26,7 +26,6 @@ import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.state.State;
 import org.apache.beam.sdk.state.StateContext;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -186,14 +185,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     for (TupleTag<?> tag : additionalTags) {
       additionalOutputs.put(tag, context.output(tag));
     }
-    DoFn<KV<K, V>, OutT> fn;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      fn = SerializableUtils.clone(prototype);
-      invoker = DoFnInvokers.tryInvokeSetupFor(fn, context.options());
-    } finally {
-      context.metrics().swap(previous);
-    }
+    DoFn<KV<K, V>, OutT> fn = SerializableUtils.clone(prototype);
+    invoker = DoFnInvokers.tryInvokeSetupFor(fn, context.options());
     StateInternals currentState = new CurrentKeyState();
     BundleFinalizers.Finalizer bundleFinalizer = context.newFinalizer();
     this.finalizer = bundleFinalizer;
@@ -241,17 +234,12 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   public void acceptKeyed(byte[] keyBytes, WindowedValue<?> element) {
     WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
     KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
     setCurrent(key);
-    try {
-      startBundleIfNeeded();
-      if (pushbackRunner == null) {
-        runner.processElement(kv);
-      } else {
-        pushBack(keyBytes, pushbackRunner.processElementInReadyWindows(kv));
-      }
-    } finally {
-      context.metrics().swap(previous);
+    startBundleIfNeeded();
+    if (pushbackRunner == null) {
+      runner.processElement(kv);
+    } else {
+      pushBack(keyBytes, pushbackRunner.processElementInReadyWindows(kv));
     }
   }
 
@@ -290,15 +278,10 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     pushedBack = new ArrayList<>();
     pushedBackMinMs = Long.MAX_VALUE;
     finishBundle();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      startBundleIfNeeded();
-      for (PushedBack p : retry) {
-        setCurrent(keyOf(p.keyBytes()));
-        pushBack(p.keyBytes(), pushbackRunner.processElementInReadyWindows((WindowedValue<KV<K, V>>) p.element()));
-      }
-    } finally {
-      context.metrics().swap(previous);
+    startBundleIfNeeded();
+    for (PushedBack p : retry) {
+      setCurrent(keyOf(p.keyBytes()));
+      pushBack(p.keyBytes(), pushbackRunner.processElementInReadyWindows((WindowedValue<KV<K, V>>) p.element()));
     }
     startFiring();
   }
@@ -390,15 +373,10 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     StateNamespace namespace = timer.getNamespace();
     BoundedWindow window = namespace instanceof StateNamespaces.WindowNamespace<?> w
         ? w.getWindow() : org.apache.beam.sdk.transforms.windowing.GlobalWindow.INSTANCE;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
     setCurrent(key);
-    try {
-      startBundleIfNeeded();
-      runner.onTimer(timer.getTimerId(), timer.getTimerFamilyId(), key.key(), window, timer.getTimestamp(),
-          timer.getOutputTimestamp(), timer.getDomain());
-    } finally {
-      context.metrics().swap(previous);
-    }
+    startBundleIfNeeded();
+    runner.onTimer(timer.getTimerId(), timer.getTimerFamilyId(), key.key(), window, timer.getTimestamp(),
+        timer.getOutputTimestamp(), timer.getDomain());
   }
 
   @Override
@@ -440,7 +418,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
 
   @Override
   public void close() {
-    DoFnTeardown.teardown(invoker, context, stepMetrics);
+    DoFnTeardown.teardown(invoker, context.stepName());
     invoker = null;
   }
 
