@@ -1,6 +1,5 @@
 package dev.weir.runner.operators;
 
-import dev.weir.runner.sideinput.SideInputs;
 import dev.weir.runner.state.ByteKey;
 import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.ContainerState;
@@ -8,8 +7,6 @@ import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.WatermarkHolds;
 import dev.weir.runner.time.ManualJobClock;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -32,12 +29,9 @@ import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.util.SerializableUtils;
-import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
@@ -84,7 +78,7 @@ import org.joda.time.Instant;
  *
  * <h2>Side inputs and bundles</h2>
  *
- * Side inputs arrive through {@link SideInputConsumer} into {@link SideInputs}; a seed element
+ * Side inputs arrive through {@link SideInputConsumer} into {@link SideInputPushback}; a seed element
  * whose window's side inputs are not ready is pushed back (with its key) and retried whenever a
  * side-input watermark advances. A bundle opens at the first element or resume and is finished by
  * the task, or by this operator after the resumes of a processing-time tick (the task only closes
@@ -140,20 +134,16 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   private byte[] operatorPrefix;
   private KeyContext<byte[]> current;
   private OperatorContext context;
-  private DoFnInvoker<?, ?> invoker;
+  private DoFnLifecycle lifecycle;
   private BundleFinalizers.Finalizer finalizer;
   private PushbackSideInputDoFnRunner<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>, OutputT> runner;
-  private SideInputs sideInputs;
-  private List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> waiting = new ArrayList<>();
-  private long waitingMinMs = Long.MAX_VALUE;
-  private TupleTag<OutputT> mainTag;
-  private Receiver mainOutput;
-  private Map<TupleTag<?>, Receiver> additionalOutputs;
+  /** Null without side inputs. */
+  private SideInputPushback<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> pushback;
+  /** Counts the outputs (all tags), which bound the resumes of one tick. */
+  private OutputRouter router;
   private boolean manualClock;
   private boolean inputEnded;
   private boolean inBundle;
-  /** Outputs routed so far (all tags); bounds the resumes of one tick. */
-  private long outputs;
 
   /**
    * Describes the operator; nothing is instantiated until {@link #open}.
@@ -185,29 +175,24 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     this.operatorPrefix = state.newOperatorPrefix();
     this.manualClock = context.clock() instanceof ManualJobClock;
     this.timers = new ResumeTimers(context.stepName());
-    this.finalizer = context.newFinalizer();
+    this.lifecycle = new DoFnLifecycle(context);
+    this.finalizer = lifecycle.finalizer();
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
-    this.mainTag = transform.getMainOutputTag();
-    this.mainOutput = context.output(mainTag);
-    this.additionalOutputs = new HashMap<>();
+    TupleTag<OutputT> mainTag = transform.getMainOutputTag();
     List<TupleTag<?>> additionalTags = transform.getAdditionalOutputTags().getAll();
-    for (TupleTag<?> tag : additionalTags) {
-      additionalOutputs.put(tag, context.output(tag));
-    }
+    this.router = new OutputRouter(context, mainTag, additionalTags, false);
     ReadyCheckingSideInputReader reader;
     if (sideInputViews.isEmpty()) {
       reader = EmptyReader.INSTANCE;
     } else {
-      sideInputs = new SideInputs(sideInputViews);
-      reader = sideInputs;
+      pushback = new SideInputPushback<>(sideInputViews);
+      reader = pushback.sideInputs();
     }
-    ProcessFn<InputT, OutputT, RestrictionT, ?, ?> processFn;
-    processFn = transform.newProcessFn(SerializableUtils.clone(transform.getFn()));
-    invoker = DoFnInvokers.tryInvokeSetupFor(processFn, context.options());
+    ProcessFn<InputT, OutputT, RestrictionT, ?, ?> processFn =
+        lifecycle.setUp(transform.newProcessFn(SerializableUtils.clone(transform.getFn())), context.options());
     processFn.setStateInternalsFactory(key -> current.state());
     processFn.setTimerInternalsFactory(key -> timers);
     processFn.setSideInputReader(reader);
-    Router router = new Router();
     processFn.setProcessElementInvoker(new OutputAndTimeBoundedSplittableProcessElementInvoker(
         processFn.getFn(), context.options(), router, mainTag, reader, Scheduler.INSTANCE, maxOutputsPerCall,
         maxCallDuration, (Supplier<DoFn.BundleFinalizer>) () -> finalizer));
@@ -226,6 +211,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     runner = (PushbackSideInputDoFnRunner) DoFnRunners.newProcessFnRunner((ProcessFn) processFn, context.options(),
         sideInputViews, reader, router, mainTag, additionalTags, stepContext, (Coder) inputCoder, outputCoders,
         windowingStrategy, DoFnSchemaInformation.create(), transform.getSideInputMapping());
+    lifecycle.runners(null, runner);
   }
 
   @Override
@@ -256,33 +242,27 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     startBundleIfNeeded();
     for (WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> notReady
         : runner.processElementInReadyWindows(item)) {
-      waiting.add(new Waiting<>(keyBytes, key, notReady, timestampMs));
-      waitingMinMs = Math.min(waitingMinMs, timestampMs);
+      pushback.pushBack(new Waiting<>(keyBytes, key, notReady, timestampMs), timestampMs);
     }
   }
 
   @Override
   public void acceptSideInput(int index, WindowedValue<?> element) {
-    if (sideInputs.add(index, element)) { // a triggered view's pane may have made a window ready
+    if (pushback.acceptSideInput(index, element)) { // a triggered view's pane may have made a window ready
       retryWaiting();
     }
   }
 
   @Override
   public void advanceSideInputWatermark(int index, long watermarkMs) {
-    if (sideInputs.advanceWatermark(index, watermarkMs)) {
+    if (pushback.advanceSideInputWatermark(index, watermarkMs)) {
       retryWaiting();
     }
   }
 
   /** A side-input window became ready: runs the waiting elements again (in a new bundle). */
   private void retryWaiting() {
-    if (waiting.isEmpty()) {
-      return;
-    }
-    List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> retry = waiting;
-    waiting = new ArrayList<>();
-    waitingMinMs = Long.MAX_VALUE;
+    List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> retry = pushback.takeAll();
     // runners-core's pushback runners remember not-ready windows until the next startBundle
     finishBundle();
     for (Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> w : retry) {
@@ -321,7 +301,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     }
     boolean fireAll = manualClock && inputEnded; // a manual clock never moves again
     long startNanos = System.nanoTime();
-    long outputsAtStart = outputs;
+    long outputsAtStart = router.outputs();
     long nowMs = fireAll ? Long.MAX_VALUE : now.getMillis();
     boolean any = false;
     while (true) {
@@ -337,7 +317,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
         break;
       }
       any = true;
-      if (System.nanoTime() - startNanos >= RESUME_BUDGET_NANOS || outputs - outputsAtStart >= maxOutputsPerCall
+      if (System.nanoTime() - startNanos >= RESUME_BUDGET_NANOS || router.outputs() - outputsAtStart >= maxOutputsPerCall
           || finalizer.pending() > 0) {
         break; // (callbacks registered: they run at the commit after this tick, before the next resumes)
       }
@@ -380,20 +360,20 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   private void startBundleIfNeeded() {
     if (!inBundle) {
       inBundle = true;
-      runner.startBundle();
+      lifecycle.startBundle();
     }
   }
 
   @Override
   public Instant watermarkHold() {
-    long hold = Math.min(holds.minMillis(), waitingMinMs);
+    long hold = Math.min(holds.minMillis(), pushback == null ? Long.MAX_VALUE : pushback.holdMs());
     return hold == Long.MAX_VALUE ? BoundedWindow.TIMESTAMP_MAX_VALUE : new Instant(hold);
   }
 
   /** Whether a restriction is checkpointed (a resume is pending) or an element waits for side inputs. */
   @Override
   public boolean hasPendingWork() {
-    return timers.size() > 0 || !waiting.isEmpty();
+    return timers.size() > 0 || (pushback != null && pushback.size() > 0);
   }
 
   @Override
@@ -403,14 +383,14 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     }
     inBundle = false;
     state.requestCommit();
-    runner.finishBundle();
-    finalizer.bundleFinished(); // its callbacks run after the commit requested above
+    lifecycle.finishBundle(); // its finalization callbacks run after the commit requested above
   }
 
   @Override
   public void close() {
-    DoFnTeardown.teardown(invoker, context.stepName());
-    invoker = null;
+    if (lifecycle != null) {
+      lifecycle.tearDown();
+    }
   }
 
   /** The state of whichever key is current. */
@@ -449,24 +429,6 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     @Override
     public boolean isEmpty() {
       return true;
-    }
-  }
-
-  /** Routes outputs by tag; allocation-free. */
-  private final class Router implements WindowedValueMultiReceiver {
-    @Override
-    public <T> void output(TupleTag<T> tag, WindowedValue<T> output) {
-      outputs++;
-      if (tag == mainTag) {
-        mainOutput.accept(output);
-        return;
-      }
-      Receiver receiver = additionalOutputs.get(tag);
-      if (receiver != null) {
-        receiver.accept(output);
-      } else if (tag.equals(mainTag)) {
-        mainOutput.accept(output);
-      }
     }
   }
 }

@@ -1,14 +1,11 @@
 package dev.weir.runner.operators;
 
-import dev.weir.runner.sideinput.SideInputs;
 import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.state.WatermarkHolds;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.DoFnRunner;
@@ -30,12 +27,9 @@ import org.apache.beam.sdk.state.State;
 import org.apache.beam.sdk.state.StateContext;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.util.SerializableUtils;
-import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
@@ -113,10 +107,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   private record PushedBack(byte[] keyBytes, WindowedValue<?> element) {}
 
   /** Null without side inputs. */
-  private SideInputs sideInputs;
+  private SideInputPushback<PushedBack> pushback;
   private PushbackSideInputDoFnRunner<KV<K, V>, OutT> pushbackRunner;
-  private List<PushedBack> pushedBack = new ArrayList<>();
-  private long pushedBackMinMs = Long.MAX_VALUE;
   /** The input watermark the task delivered last (timers see it lowered by pushed-back elements). */
   private Instant inputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
   /**
@@ -127,11 +119,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   /** Output timestamps of {@link #endProcessing}'s timers (polled timers no longer hold in {@link #timers}). */
   private final WatermarkHolds endProcessingHolds = new WatermarkHolds();
 
-  private BundleFinalizers.Finalizer finalizer;
-  private DoFnInvoker<KV<K, V>, OutT> invoker;
+  private DoFnLifecycle lifecycle;
   private DoFnRunner<KV<K, V>, OutT> runner;
-  private Receiver mainOutput;
-  private Map<TupleTag<?>, Receiver> additionalOutputs;
   /** The end of input's firings are done; later processing-time ticks fire nothing. */
   private boolean ended;
 
@@ -180,16 +169,10 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void open(OperatorContext context) {
     openKeyed(context, windowingStrategy.getWindowFn().windowCoder());
-    this.mainOutput = context.output(mainTag);
-    this.additionalOutputs = new HashMap<>();
-    for (TupleTag<?> tag : additionalTags) {
-      additionalOutputs.put(tag, context.output(tag));
-    }
-    DoFn<KV<K, V>, OutT> fn = SerializableUtils.clone(prototype);
-    invoker = DoFnInvokers.tryInvokeSetupFor(fn, context.options());
+    lifecycle = new DoFnLifecycle(context);
+    DoFn<KV<K, V>, OutT> fn = lifecycle.setUp(SerializableUtils.clone(prototype), context.options());
     StateInternals currentState = new CurrentKeyState();
-    BundleFinalizers.Finalizer bundleFinalizer = context.newFinalizer();
-    this.finalizer = bundleFinalizer;
+    BundleFinalizers.Finalizer bundleFinalizer = lifecycle.finalizer();
     StepContext stepContext = new StepContext() {
       @Override
       public StateInternals stateInternals() {
@@ -208,11 +191,11 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     };
     SideInputReader reader = NullSideInputReader.empty();
     if (!sideInputViews.isEmpty()) {
-      sideInputs = new SideInputs(sideInputViews);
-      reader = sideInputs;
+      pushback = new SideInputPushback<>(sideInputViews);
+      reader = pushback.sideInputs();
     }
     DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(
-        context.options(), fn, reader, new Router(), mainTag, additionalTags,
+        context.options(), fn, reader, new OutputRouter(context, mainTag, additionalTags, true), mainTag, additionalTags,
         stepContext, inputCoder, outputCoders, windowingStrategy, schemaInformation, sideInputMapping);
     if (DoFnSignatures.getSignature(fn.getClass()).processElement().requiresTimeSortedInput()) {
       simple = new TimeSortedInputRunner<>(simple, inputCoder, stepContext, windowingStrategy);
@@ -224,9 +207,11 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     runner = new StatefulDoFnRunner<>(simple, inputCoder, stepContext, windowingStrategy,
         new StatefulDoFnRunner.TimeInternalsCleanupTimer<>(timers, windowingStrategy),
         new StatefulDoFnRunner.StateInternalsStateCleaner<>(fn, currentState, windowCoder), false);
-    if (sideInputs != null) {
-      pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, sideInputs.views(), sideInputs);
+    if (pushback != null) {
+      pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, pushback.sideInputs().views(),
+          pushback.sideInputs());
     }
+    lifecycle.runners(runner, pushbackRunner);
   }
 
   @Override
@@ -245,21 +230,20 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
 
   private void pushBack(byte[] keyBytes, Iterable<WindowedValue<KV<K, V>>> notReady) {
     for (WindowedValue<KV<K, V>> element : notReady) {
-      pushedBack.add(new PushedBack(keyBytes, element));
-      pushedBackMinMs = Math.min(pushedBackMinMs, element.getTimestamp().getMillis());
+      pushback.pushBack(new PushedBack(keyBytes, element), element.getTimestamp().getMillis());
     }
   }
 
   @Override
   public void acceptSideInput(int index, WindowedValue<?> element) {
-    if (sideInputs.add(index, element)) { // a triggered view's pane may have made a window ready
+    if (pushback.acceptSideInput(index, element)) { // a triggered view's pane may have made a window ready
       retryPushedBack();
     }
   }
 
   @Override
   public void advanceSideInputWatermark(int index, long watermarkMs) {
-    if (sideInputs.advanceWatermark(index, watermarkMs)) {
+    if (pushback.advanceSideInputWatermark(index, watermarkMs)) {
       retryPushedBack();
     }
   }
@@ -271,12 +255,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
    */
   @SuppressWarnings("unchecked")
   private void retryPushedBack() {
-    if (pushedBack.isEmpty()) {
-      return;
-    }
-    List<PushedBack> retry = pushedBack;
-    pushedBack = new ArrayList<>();
-    pushedBackMinMs = Long.MAX_VALUE;
+    List<PushedBack> retry = pushback.takeAll();
     finishBundle();
     startBundleIfNeeded();
     for (PushedBack p : retry) {
@@ -288,7 +267,12 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
 
   /** Number of main-input elements waiting for side inputs (for tests). */
   public int pushedBackCount() {
-    return pushedBack.size();
+    return pushback == null ? 0 : pushback.size();
+  }
+
+  /** The earliest pushed-back element's timestamp, epoch ms; {@link Long#MAX_VALUE} if none. */
+  private long pushedBackMinMs() {
+    return pushback == null ? Long.MAX_VALUE : pushback.holdMs();
   }
 
   /**
@@ -307,6 +291,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
    * timestamp; once they fired, the watermarks runners-core sees advance to it.
    */
   private void startFiring() {
+    long pushedBackMinMs = pushedBackMinMs();
     makeTimersReady(pushedBackMinMs < inputWatermark.getMillis() ? new Instant(pushedBackMinMs) : inputWatermark);
   }
 
@@ -381,11 +366,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
 
   @Override
   protected void startRunnerBundle() {
-    if (pushbackRunner != null) {
-      pushbackRunner.startBundle();
-    } else {
-      runner.startBundle();
-    }
+    lifecycle.startBundle();
   }
 
   /**
@@ -395,7 +376,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   @Override
   public Instant watermarkHold() {
     long hold = Math.min(holds.minMillis(), timers.outputHold().getMillis());
-    hold = Math.min(hold, pushedBackMinMs);
+    hold = Math.min(hold, pushedBackMinMs());
     hold = Math.min(hold, firingHoldMillis());
     hold = Math.min(hold, endProcessingHolds.minMillis()); // empty unless firing at the end of input
     return new Instant(hold);
@@ -408,18 +389,14 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
 
   @Override
   protected void finishRunnerBundle() {
-    if (pushbackRunner != null) {
-      pushbackRunner.finishBundle();
-    } else {
-      runner.finishBundle();
-    }
-    finalizer.bundleFinished(); // its callbacks run after the commit requested before
+    lifecycle.finishBundle(); // its finalization callbacks run after the commit requested before
   }
 
   @Override
   public void close() {
-    DoFnTeardown.teardown(invoker, context.stepName());
-    invoker = null;
+    if (lifecycle != null) {
+      lifecycle.tearDown();
+    }
   }
 
   /** The state of whichever key is current; what runners-core's runners and cleaner see. */
@@ -432,26 +409,6 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     @Override
     public <T extends State> T state(StateNamespace namespace, StateTag<T> address, StateContext<?> c) {
       return current.state().state(namespace, address, c);
-    }
-  }
-
-  /** Routes runner outputs by tag; allocation-free. */
-  private final class Router implements WindowedValueMultiReceiver {
-    @Override
-    public <T> void output(TupleTag<T> tag, WindowedValue<T> output) {
-      // A state read the DoFn outputs as is must not stream from this key's cells downstream
-      // (fused operators may store it in state, other threads may iterate it): copy it here.
-      CachedStateInternals.detachReads(output.getValue());
-      if (tag == mainTag) {
-        mainOutput.accept(output);
-        return;
-      }
-      Receiver receiver = additionalOutputs.get(tag);
-      if (receiver != null) {
-        receiver.accept(output);
-      } else if (tag.equals(mainTag)) {
-        mainOutput.accept(output);
-      }
     }
   }
 }
