@@ -112,7 +112,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
         output.accept(value);
       }
     };
-    StateInternalsFactory<K> stateFactory = key -> current.state();
+    StateInternalsFactory<K> stateFactory = key -> keys.current().state();
     TimerInternalsFactory<K> timerFactory = key -> timers;
     DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> fn = GroupAlsoByWindowViaWindowSetNewDoFn.create(
         windowingStrategy, stateFactory, timerFactory, NullSideInputReader.empty(), reduceFn,
@@ -120,7 +120,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     StepContext stepContext = new StepContext() {
       @Override
       public StateInternals stateInternals() {
-        return current.state();
+        return keys.current().state();
       }
 
       @Override
@@ -160,7 +160,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   /** Every timer before the new input watermark fired: the output watermark may follow. */
   @Override
   protected void completeWatermark(Instant inputWatermark) {
-    timers.advanceInputWatermark(inputWatermark, holds.min());
+    timers.advanceInputWatermark(inputWatermark, keys.holds().min());
     if (!inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       timers.clearProcessingTimers();
       keys.clear();
@@ -189,7 +189,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   /** The earliest buffered element's hold; while timers wait to fire, no later than the earliest of them. */
   @Override
   public Instant watermarkHold() {
-    Instant hold = holds.min();
+    Instant hold = keys.holds().min();
     long firing = firingHoldMillis();
     return firing < hold.getMillis() ? new Instant(firing) : hold;
   }

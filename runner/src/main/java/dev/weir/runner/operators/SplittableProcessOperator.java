@@ -1,11 +1,7 @@
 package dev.weir.runner.operators;
 
-import dev.weir.runner.state.ByteKey;
 import dev.weir.runner.state.CachedStateInternals;
-import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.KeyContext;
-import dev.weir.runner.state.KeyContexts;
-import dev.weir.runner.state.WatermarkHolds;
 import dev.weir.runner.time.ManualJobClock;
 import java.util.List;
 import java.util.Map;
@@ -26,11 +22,9 @@ import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.sdk.coders.ByteArrayCoder;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.util.SerializableUtils;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
@@ -58,7 +52,7 @@ import org.joda.time.Instant;
  * or {@code maxCallDuration} (split on a shared daemon scheduler thread). On a checkpoint the
  * ProcessFn keeps the element, the residual restriction and the watermark estimator state in the
  * key's {@link CachedStateInternals}, holds the output watermark at the estimator's watermark
- * (a {@code WatermarkHoldState}, reported to this operator's {@link WatermarkHolds}) and sets a
+ * (a {@code WatermarkHoldState}, reported to the holds of this operator's {@link OperatorKeys}) and sets a
  * processing-time timer at now + the DoFn's resume delay ({@link ResumeTimers}); when the run
  * loop's clock reaches it ({@link #onProcessingTime}), the timer's key work item resumes the
  * residual. When the DoFn stops, the state and the hold are cleared and no timer is set.
@@ -96,6 +90,15 @@ import org.joda.time.Instant;
  * readers acknowledging messages do) sees it run before its next resume, without waiting for the
  * task's bundle limits. The callbacks of a bundle the job never finishes do not run.
  *
+ * <h2>Shared parts</h2>
+ *
+ * Keys and their state are the keyed operators' {@link OperatorKeys} (key contexts by encoded key,
+ * the current key, a state commit requested at each bundle end); the DoFn's set-up, bundles and
+ * teardown are {@link DoFnLifecycle}; outputs go through an {@link OutputRouter}, which also counts
+ * them; side inputs and waiting seeds are a {@link SideInputPushback}. Only the timers differ from
+ * {@link KeyedOperator}: resumes are processing-time only and due at (not after) their time
+ * ({@link ResumeTimers}). The executor makes this operator's step current around every call.
+ *
  * <p>Threading: confined to the task's container thread, except the invoker's checkpoint, which
  * runs on the shared scheduler thread and only splits the (synchronized) restriction tracker.
  */
@@ -127,12 +130,9 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   private final int maxOutputsPerCall;
   private final Duration maxCallDuration;
 
-  private final KeyContexts<byte[]> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
+  /** The SDF expansion's random keys (encoded with {@link ByteArrayCoder}) and their state. */
+  private final OperatorKeys<byte[]> keys = new OperatorKeys<>(ByteArrayCoder.of());
   private ResumeTimers timers;
-  private final WatermarkHolds holds = new WatermarkHolds();
-  private ContainerState state;
-  private byte[] operatorPrefix;
-  private KeyContext<byte[]> current;
   private OperatorContext context;
   private DoFnLifecycle lifecycle;
   private BundleFinalizers.Finalizer finalizer;
@@ -171,8 +171,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void open(OperatorContext context) {
     this.context = context;
-    this.state = context.state();
-    this.operatorPrefix = state.newOperatorPrefix();
+    keys.open(context.state(), context.stepName());
     this.manualClock = context.clock() instanceof ManualJobClock;
     this.timers = new ResumeTimers(context.stepName());
     this.lifecycle = new DoFnLifecycle(context);
@@ -190,13 +189,13 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     }
     ProcessFn<InputT, OutputT, RestrictionT, ?, ?> processFn =
         lifecycle.setUp(transform.newProcessFn(SerializableUtils.clone(transform.getFn())), context.options());
-    processFn.setStateInternalsFactory(key -> current.state());
+    processFn.setStateInternalsFactory(key -> keys.current().state());
     processFn.setTimerInternalsFactory(key -> timers);
     processFn.setSideInputReader(reader);
     processFn.setProcessElementInvoker(new OutputAndTimeBoundedSplittableProcessElementInvoker(
         processFn.getFn(), context.options(), router, mainTag, reader, Scheduler.INSTANCE, maxOutputsPerCall,
         maxCallDuration, (Supplier<DoFn.BundleFinalizer>) () -> finalizer));
-    StateInternals currentState = new CurrentKeyState();
+    StateInternals currentState = keys.currentState();
     StepContext stepContext = new StepContext() {
       @Override
       public StateInternals stateInternals() {
@@ -217,11 +216,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   @Override
   public void accept(WindowedValue<?> element) {
     byte[] key = (byte[]) ((KV<?, ?>) element.getValue()).getKey();
-    try {
-      acceptKeyed(CoderUtils.encodeToByteArray(ByteArrayCoder.of(), key), element);
-    } catch (CoderException e) {
-      throw new IllegalStateException("cannot encode a key of " + context.stepName(), e);
-    }
+    acceptKeyed(keys.encode(key), element);
   }
 
   @Override
@@ -341,20 +336,9 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   }
 
   private void setCurrent(byte[] keyBytes, byte[] key) {
-    ByteKey id = new ByteKey(keyBytes);
-    KeyContext<byte[]> context = keys.get(id);
-    if (context == null) {
-      context = newKey(key, id);
-    }
-    current = context;
+    KeyContext<byte[]> context = keys.get(keyBytes, key);
+    keys.setCurrent(context);
     timers.setCurrentKey(context);
-  }
-
-  private KeyContext<byte[]> newKey(byte[] key, ByteKey id) {
-    KeyContext<byte[]> context = new KeyContext<>(key, id,
-        new CachedStateInternals(key, id.bytes(), operatorPrefix, state.store(), holds));
-    keys.put(context);
-    return context;
   }
 
   private void startBundleIfNeeded() {
@@ -366,7 +350,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
 
   @Override
   public Instant watermarkHold() {
-    long hold = Math.min(holds.minMillis(), pushback == null ? Long.MAX_VALUE : pushback.holdMs());
+    long hold = Math.min(keys.holds().minMillis(), pushback == null ? Long.MAX_VALUE : pushback.holdMs());
     return hold == Long.MAX_VALUE ? BoundedWindow.TIMESTAMP_MAX_VALUE : new Instant(hold);
   }
 
@@ -382,7 +366,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
       return;
     }
     inBundle = false;
-    state.requestCommit();
+    keys.bundleFinished(); // a state commit, at the container's next commit point
     lifecycle.finishBundle(); // its finalization callbacks run after the commit requested above
   }
 
@@ -390,20 +374,6 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   public void close() {
     if (lifecycle != null) {
       lifecycle.tearDown();
-    }
-  }
-
-  /** The state of whichever key is current. */
-  private final class CurrentKeyState implements StateInternals {
-    @Override
-    public Object getKey() {
-      return current.key();
-    }
-
-    @Override
-    public <T extends org.apache.beam.sdk.state.State> T state(org.apache.beam.runners.core.StateNamespace namespace,
-        org.apache.beam.runners.core.StateTag<T> address, org.apache.beam.sdk.state.StateContext<?> c) {
-      return current.state().state(namespace, address, c);
     }
   }
 

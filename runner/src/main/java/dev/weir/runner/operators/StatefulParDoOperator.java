@@ -17,14 +17,11 @@ import org.apache.beam.runners.core.SimplePushbackSideInputDoFnRunner;
 import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateNamespaces;
-import org.apache.beam.runners.core.StateTag;
 import org.apache.beam.runners.core.StatefulDoFnRunner;
 import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
-import org.apache.beam.sdk.state.State;
-import org.apache.beam.sdk.state.StateContext;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
@@ -171,7 +168,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     openKeyed(context, windowingStrategy.getWindowFn().windowCoder());
     lifecycle = new DoFnLifecycle(context);
     DoFn<KV<K, V>, OutT> fn = lifecycle.setUp(SerializableUtils.clone(prototype), context.options());
-    StateInternals currentState = new CurrentKeyState();
+    StateInternals currentState = keys.currentState();
     BundleFinalizers.Finalizer bundleFinalizer = lifecycle.finalizer();
     StepContext stepContext = new StepContext() {
       @Override
@@ -375,7 +372,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
    */
   @Override
   public Instant watermarkHold() {
-    long hold = Math.min(holds.minMillis(), timers.outputHold().getMillis());
+    long hold = Math.min(keys.holds().minMillis(), timers.outputHold().getMillis());
     hold = Math.min(hold, pushedBackMinMs());
     hold = Math.min(hold, firingHoldMillis());
     hold = Math.min(hold, endProcessingHolds.minMillis()); // empty unless firing at the end of input
@@ -396,19 +393,6 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   public void close() {
     if (lifecycle != null) {
       lifecycle.tearDown();
-    }
-  }
-
-  /** The state of whichever key is current; what runners-core's runners and cleaner see. */
-  private final class CurrentKeyState implements StateInternals {
-    @Override
-    public Object getKey() {
-      return current.key();
-    }
-
-    @Override
-    public <T extends State> T state(StateNamespace namespace, StateTag<T> address, StateContext<?> c) {
-      return current.state().state(namespace, address, c);
     }
   }
 }
