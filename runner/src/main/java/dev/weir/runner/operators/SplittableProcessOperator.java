@@ -2,6 +2,7 @@ package dev.weir.runner.operators;
 
 import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.KeyContext;
+import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.time.ManualJobClock;
 import java.util.List;
 import java.util.Map;
@@ -53,7 +54,7 @@ import org.joda.time.Instant;
  * ProcessFn keeps the element, the residual restriction and the watermark estimator state in the
  * key's {@link CachedStateInternals}, holds the output watermark at the estimator's watermark
  * (a {@code WatermarkHoldState}, reported to the holds of this operator's {@link OperatorKeys}) and sets a
- * processing-time timer at now + the DoFn's resume delay ({@link ResumeTimers}); when the run
+ * processing-time timer at now + the DoFn's resume delay ({@link KeyedTimers#forResumes}); when the run
  * loop's clock reaches it ({@link #onProcessingTime}), the timer's key work item resumes the
  * residual. When the DoFn stops, the state and the hold are cleared and no timer is set.
  * {@code maxOutputsPerCall} and {@code maxCallDuration} come from {@code --maxBundleSize} and
@@ -97,7 +98,7 @@ import org.joda.time.Instant;
  * teardown are {@link DoFnLifecycle}; outputs go through an {@link OutputRouter}, which also counts
  * them; side inputs and waiting seeds are a {@link SideInputPushback}. Only the timers differ from
  * {@link KeyedOperator}: resumes are processing-time only and due at (not after) their time
- * ({@link ResumeTimers}). The executor makes this operator's step current around every call.
+ * ({@link KeyedTimers} in resume mode). The executor makes this operator's step current around every call.
  *
  * <p>Threading: confined to the task's container thread, except the invoker's checkpoint, which
  * runs on the shared scheduler thread and only splits the (synchronized) restriction tracker.
@@ -132,7 +133,8 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
 
   /** The SDF expansion's random keys (encoded with {@link ByteArrayCoder}) and their state. */
   private final OperatorKeys<byte[]> keys = new OperatorKeys<>(ByteArrayCoder.of());
-  private ResumeTimers timers;
+  /** Resume mode: processing-time timers only, due at their time, on the heap. */
+  private KeyedTimers timers;
   private OperatorContext context;
   private DoFnLifecycle lifecycle;
   private BundleFinalizers.Finalizer finalizer;
@@ -173,7 +175,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     this.context = context;
     keys.open(context.state(), context.stepName());
     this.manualClock = context.clock() instanceof ManualJobClock;
-    this.timers = new ResumeTimers(context.stepName());
+    this.timers = KeyedTimers.forResumes(context.stepName());
     this.lifecycle = new DoFnLifecycle(context);
     this.finalizer = lifecycle.finalizer();
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
@@ -267,7 +269,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
 
   @Override
   public void onWatermark(Instant inputWatermark) {
-    timers.advanceWatermarks(inputWatermark, watermarkHold());
+    timers.advanceInputWatermark(inputWatermark, watermarkHold());
     if (!inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       inputEnded = true;
     }
@@ -300,11 +302,11 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     long nowMs = fireAll ? Long.MAX_VALUE : now.getMillis();
     boolean any = false;
     while (true) {
-      int due = timers.size();
+      long due = timers.size();
       int fired = 0;
-      ResumeTimers.Resume resume;
+      KeyedTimers.Entry resume;
       // at most the resumes pending when the round starts: those it sets wait for the next round
-      while (fired < due && (resume = timers.pollDue(nowMs)) != null) {
+      while (fired < due && (resume = timers.pollDueResume(nowMs)) != null) {
         resume(resume);
         fired++;
       }
@@ -328,10 +330,10 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   }
 
   @SuppressWarnings("unchecked")
-  private void resume(ResumeTimers.Resume timer) {
-    KeyContext<byte[]> key = (KeyContext<byte[]>) timer.key;
+  private void resume(KeyedTimers.Entry timer) {
+    KeyContext<byte[]> key = (KeyContext<byte[]>) timer.key();
     WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> item =
-        WindowedValues.valueInGlobalWindow(KeyedWorkItems.timersWorkItem(key.key(), List.of(timer.data)));
+        WindowedValues.valueInGlobalWindow(KeyedWorkItems.timersWorkItem(key.key(), List.of(timer.data())));
     run(key.id().bytes(), key.key(), item, BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis());
   }
 
