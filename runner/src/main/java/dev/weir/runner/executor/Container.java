@@ -1,11 +1,9 @@
 package dev.weir.runner.executor;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.samza.system.IncomingMessageEnvelope;
 import org.apache.samza.system.OutgoingMessageEnvelope;
@@ -45,9 +43,10 @@ import org.slf4j.LoggerFactory;
  * finalization callbacks. When every task ended normally, the metrics are committed once more
  * after the tasks closed.
  *
- * <p>Profiling: the container owns one {@link TransformSpans}; its tasks tag every call into an
- * operator (and every fused edge, and source reads) with the transform's full name, so an
- * async-profiler recording splits by PTransform. Inert without the profiler.
+ * <p>Steps: the container owns one {@link StepScope}; its tasks enter the callee's step around
+ * every call into an operator (and every fused edge, and source reads), which makes that
+ * PTransform's metrics container current and tags the time with its full name, so metrics count
+ * per PTransform and an async-profiler recording splits by PTransform (inert without the profiler).
  *
  * <p>Threading: everything here runs on the container's own thread, except {@link #stop()}.
  */
@@ -131,9 +130,8 @@ final class Container implements Runnable {
 
   @Override
   public void run() {
-    MetricsSwitch metrics = new MetricsSwitch(new MetricsContainerImpl(null));
-    metrics.installOnCurrentThread();
-    TransformSpans spans = new TransformSpans();
+    StepScope scope = new StepScope();
+    scope.installOnCurrentThread();
     Throwable failure = null;
     ContainerState state = null;
     ContainerCommit commit = null;
@@ -142,7 +140,7 @@ final class Container implements Runnable {
       state = executor.openState(id);
       commit = new ContainerCommit(state, executor.stepMetrics().newCommitter(), tasks);
       for (StageTask task : tasks) {
-        task.open(metrics, commit, spans);
+        task.open(scope, commit);
       }
       while (running && !allDone()) {
         int work = drainOutboxes();

@@ -13,7 +13,6 @@ import java.io.IOException;
 import org.apache.beam.sdk.io.BoundedSource;
 import org.apache.beam.sdk.io.Source;
 import org.apache.beam.sdk.io.UnboundedSource;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.WindowedValues;
 import org.apache.samza.Partition;
@@ -43,8 +42,12 @@ import org.slf4j.LoggerFactory;
  * job is quiescent, watermark events as source watermarks, processing-time events as advances of
  * the job's {@link ManualJobClock}.
  *
- * <p>Threading: confined to the consuming container's thread (reader calls run there, with the
- * Read step's metrics container current).
+ * <p>Steps: a source partition is polled by the container (or a polling thread), not called
+ * through a task's brackets, so it enters its Read step ({@link SourceContext#step()}) itself
+ * around every reader call (open, advance, checkpoint, finalize, close): readers' metrics count
+ * for the Read step and their time shows in its profiling span.
+ *
+ * <p>Threading: confined to the consuming container's thread.
  */
 public abstract class SourcePartition implements InputPartition {
   private static final Logger LOG = LoggerFactory.getLogger(SourcePartition.class);
@@ -101,13 +104,13 @@ public abstract class SourcePartition implements InputPartition {
   @Override
   public void open(SourceContext context) {
     this.context = context;
-    MetricsContainer previous = context.metrics().swap(context.stepMetrics());
+    StepScope.Step previous = context.scope().enter(context.step());
     try {
       openReader();
     } catch (IOException e) {
       throw new IllegalStateException("cannot open a reader for " + ssp.getStream(), e);
     } finally {
-      context.metrics().swap(previous);
+      context.scope().exit(previous);
     }
   }
 
@@ -115,8 +118,7 @@ public abstract class SourcePartition implements InputPartition {
   public final IncomingMessageEnvelope poll() {
     switch (phase) {
       case DATA:
-        MetricsContainer previous = context.metrics().swap(context.stepMetrics());
-        String previousSpan = context.spans().enter(context.stepName());
+        StepScope.Step previous = context.scope().enter(context.step());
         try {
           IncomingMessageEnvelope next = next();
           if (next != null || !exhausted()) {
@@ -125,8 +127,7 @@ public abstract class SourcePartition implements InputPartition {
         } catch (IOException e) {
           throw new IllegalStateException("reading " + ssp.getStream() + " failed", e);
         } finally {
-          context.spans().exit(previousSpan);
-          context.metrics().swap(previous);
+          context.scope().exit(previous);
         }
         phase = Phase.FINAL_WATERMARK;
         // fall through
@@ -143,14 +144,14 @@ public abstract class SourcePartition implements InputPartition {
 
   @Override
   public void close() {
-    MetricsContainer previous = context == null ? null : context.metrics().swap(context.stepMetrics());
+    StepScope.Step previous = context == null ? null : context.scope().enter(context.step());
     try {
       closeReader();
     } catch (IOException | RuntimeException e) {
       LOG.warn("Closing the reader of {} failed", ssp, e);
     } finally {
       if (context != null) {
-        context.metrics().swap(previous);
+        context.scope().exit(previous);
       }
     }
   }
@@ -374,11 +375,11 @@ public abstract class SourcePartition implements InputPartition {
         return false;
       }
       readSinceMark = false;
-      MetricsContainer previous = context.metrics().swap(context.stepMetrics());
+      StepScope.Step previous = context.scope().enter(context.step());
       try {
         held.addLast(reader.getCheckpointMark());
       } finally {
-        context.metrics().swap(previous);
+        context.scope().exit(previous);
       }
       return true;
     }
@@ -390,7 +391,7 @@ public abstract class SourcePartition implements InputPartition {
 
     @Override
     void finalizeCheckpoints() {
-      MetricsContainer previous = context.metrics().swap(context.stepMetrics());
+      StepScope.Step previous = context.scope().enter(context.step());
       try {
         UnboundedSource.CheckpointMark mark;
         while ((mark = held.pollFirst()) != null) {
@@ -399,7 +400,7 @@ public abstract class SourcePartition implements InputPartition {
       } catch (IOException e) {
         throw new IllegalStateException("finalizing a checkpoint mark of " + ssp().getStream() + " failed", e);
       } finally {
-        context.metrics().swap(previous);
+        context.scope().exit(previous);
       }
     }
   }

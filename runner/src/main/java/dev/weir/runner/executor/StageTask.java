@@ -1,6 +1,5 @@
 package dev.weir.runner.executor;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
@@ -17,7 +16,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.TupleTag;
@@ -94,7 +92,7 @@ public final class StageTask
   /** Watermark and end-of-stream bookkeeping of one input partition. */
   private static final class Input {
     final InputPartition partition;
-    /** The entry operator; wrapped in the entry transform's span at {@link StageTask#open}. */
+    /** The entry operator; wrapped in the entry transform's step at {@link StageTask#open}. */
     Receiver entry;
     /** For a side-input stream: the consuming operator and the view's index; else null / -1. */
     final SideInputConsumer sideConsumer;
@@ -157,9 +155,12 @@ public final class StageTask
   /** Whether some split holds checkpoint marks waiting for a commit. */
   private boolean marksHeld;
   private final boolean metricsEnabled;
-  /** Per node: its span tag, the PTransform's full name (a writer's: its stream's name). */
+  /** Per node: its step's name, the PTransform's full name (a writer's: its stream's name). */
   private final String[] tags;
-  private TransformSpans spans;
+  /** The container thread's step scope; set at {@link #open}. */
+  private StepScope scope;
+  /** Per node: its step in {@link #scope} (its tag and, if it runs user code, its metrics container). */
+  private StepScope.Step[] steps;
   /** The container's commit point; set at {@link #open}. */
   private ContainerCommit commit;
   /** The task's step metrics, staged for commit at each finished bundle; set at {@link #open}. */
@@ -280,19 +281,19 @@ public final class StageTask
    *
    * @param commit the container's commit point: its state, where the task's step metrics are
    *     created, and what the task tells when it finished a bundle
-   * @param spans the container thread's span tracker: every edge of the fused graph and every
-   *     call the task makes into an operator runs in the callee transform's span segment
+   * @param scope the container thread's step scope: every edge of the fused graph and every
+   *     call the task makes into an operator runs in the callee's step (metrics and span)
    */
-  void open(MetricsSwitch metrics, ContainerCommit commit, TransformSpans spans) {
-    this.spans = spans;
+  void open(StepScope scope, ContainerCommit commit) {
+    this.scope = scope;
     this.commit = commit;
     this.taskMetrics = commit.metrics().newTask();
     ContainerState state = commit.state();
     List<NodeSpec> nodes = stage.nodes();
-    MetricsContainer[] containers = new MetricsContainer[nodes.size()];
+    this.steps = new StepScope.Step[nodes.size()];
     for (NodeSpec node : nodes) {
-      containers[node.index()] = metricsEnabled && node.writesTo() == null
-          ? taskMetrics.containerFor(node.stepName()) : null;
+      steps[node.index()] = scope.step(tags[node.index()], metricsEnabled && node.writesTo() == null
+          ? taskMetrics.containerFor(node.stepName()) : null);
     }
     opened = true;
     for (NodeSpec node : nodes) {
@@ -302,25 +303,25 @@ public final class StageTask
         Receiver[] receivers = new Receiver[targets.size()];
         for (int i = 0; i < receivers.length; i++) {
           int target = targets.get(i);
-          receivers[i] = new SpannedReceiver(operators[target], tags[target], spans);
+          receivers[i] = new SpannedReceiver(operators[target], steps[target], scope);
         }
         outputs.put(e.getKey(), Receiver.fanOut(receivers));
       }
-      String previous = spans.enter(tags[node.index()]);
+      StepScope.Step previous = scope.enter(steps[node.index()]);
       try {
         operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-            metrics, containers[node.index()], state, clock, commit.finalizers()));
+            steps[node.index()], state, clock, commit.finalizers()));
       } finally {
-        spans.exit(previous);
+        scope.exit(previous);
       }
     }
     for (Input input : inputs) {
       if (input.sideConsumer == null) {
-        input.entry = new SpannedReceiver(input.entry, tags[input.entryNode], spans);
+        input.entry = new SpannedReceiver(input.entry, steps[input.entryNode], scope);
       }
     }
     if (stage.source() != null) {
-      SourceContext sourceContext = new SourceContext(options, metrics, containers[0], spans, tags[0]);
+      SourceContext sourceContext = new SourceContext(options, scope, steps[0]);
       for (Input input : inputs) {
         input.partition.open(sourceContext);
       }
@@ -329,7 +330,7 @@ public final class StageTask
 
   @Override
   public void init(Context context) {
-    // Opened by the embedded container through open(MetricsSwitch); nothing to do from samza-api.
+    // Opened by the embedded container through open(StepScope, ...); nothing to do from samza-api.
   }
 
   @Override
@@ -381,11 +382,11 @@ public final class StageTask
    */
   private void processSideInput(Input input, Object message) {
     if (message instanceof WindowedValue<?> element) {
-      String previous = spans.enter(tags[input.entryNode]);
+      StepScope.Step previous = scope.enter(steps[input.entryNode]);
       try {
         input.sideConsumer.acceptSideInput(input.sideIndex, element);
       } finally {
-        spans.exit(previous);
+        scope.exit(previous);
       }
       return;
     }
@@ -396,11 +397,11 @@ public final class StageTask
     } else {
       throw new IllegalStateException("unexpected message " + message + " on " + input.partition.ssp());
     }
-    String previous = spans.enter(tags[input.entryNode]);
+    StepScope.Step previous = scope.enter(steps[input.entryNode]);
     try {
       input.sideConsumer.advanceSideInputWatermark(input.sideIndex, input.watermarkMs);
     } finally {
-      spans.exit(previous);
+      scope.exit(previous);
     }
     propagateWatermarks(true);
     if (allInputsEnded()) {
@@ -415,11 +416,11 @@ public final class StageTask
     }
     Instant now = new Instant(clock.millis()); // once per tick, not per element
     for (int i = 0; i < operators.length; i++) {
-      String previous = spans.enter(tags[i]);
+      StepScope.Step previous = scope.enter(steps[i]);
       try {
         operators[i].onProcessingTime(now);
       } finally {
-        spans.exit(previous);
+        scope.exit(previous);
       }
     }
     // processing-time firings may have released holds; a bundle they opened ends with the tick
@@ -507,11 +508,11 @@ public final class StageTask
     }
     opened = false;
     for (int i = 0; i < operators.length; i++) {
-      String previous = spans.enter(tags[i]);
+      StepScope.Step previous = scope.enter(steps[i]);
       try {
         operators[i].close();
       } finally {
-        spans.exit(previous);
+        scope.exit(previous);
       }
     }
     for (Input input : inputs) {
@@ -549,11 +550,11 @@ public final class StageTask
     }
     marksHeld = false;
     for (SourcePartition source : checkpointedSources) {
-      String previous = spans.enter(tags[0]);
+      StepScope.Step previous = scope.enter(steps[0]);
       try {
         source.finalizeCheckpoints();
       } finally {
-        spans.exit(previous);
+        scope.exit(previous);
       }
     }
   }
@@ -628,11 +629,11 @@ public final class StageTask
           finished = true;
         }
         nodeWatermarkMs[i] = w;
-        String previous = spans.enter(tags[i]);
+        StepScope.Step previous = scope.enter(steps[i]);
         try {
           operators[i].onWatermark(new Instant(w));
         } finally {
-          spans.exit(previous);
+          scope.exit(previous);
         }
       }
       if (operators[i].hasReadyTimers()) {
@@ -675,13 +676,13 @@ public final class StageTask
    */
   private void fireReadyTimers(int i) {
     Operator operator = operators[i];
-    String previous = spans.enter(tags[i]);
+    StepScope.Step previous = scope.enter(steps[i]);
     try {
       for (int fired = 0; fired < TIMERS_PER_PASS && !outbox.isBlocked() && operator.hasReadyTimers(); fired++) {
         operator.fireReadyTimers(1);
       }
     } finally {
-      spans.exit(previous);
+      scope.exit(previous);
     }
   }
 
@@ -720,11 +721,11 @@ public final class StageTask
   private void finishBundle() {
     bundleElements = 0;
     for (int i = 0; i < operators.length; i++) { // topological order: upstream output reaches downstream first
-      String previous = spans.enter(tags[i]);
+      StepScope.Step previous = scope.enter(steps[i]);
       try {
         operators[i].finishBundle();
       } finally {
-        spans.exit(previous);
+        scope.exit(previous);
       }
     }
     for (SourcePartition source : checkpointedSources) { // the bundle's outputs left the operators

@@ -29,6 +29,9 @@ import one.profiler.Span;
  * reports itself unavailable. While recording, a transition costs a JFR clock read and a
  * thread-local read; a span is written only for the few segments that contain a sample.
  *
+ * <p>The executor drives it through {@link StepScope}, whose one bracket also switches the Beam
+ * metrics container; {@link #enter}/{@link #exit} remain for code that only tags spans.
+ *
  * <p>Threading: one instance per container thread, used only by that thread; transitions nest
  * (enter/exit pairs, in try/finally) exactly like the fused calls they bracket.
  */
@@ -58,7 +61,11 @@ public final class TransformSpans {
     return current;
   }
 
-  private void switchTo(String tag) {
+  /**
+   * Makes {@code tag} the running transform without remembering the previous one: for
+   * {@link StepScope}, which keeps the running step itself.
+   */
+  void switchTo(String tag) {
     long now = Span.start(); // 0 unless a recording is running: the whole cost when off
     if (segmentStart != 0 && now != 0 && current != null) {
       Span.emitIfProfiled(segmentStart, now, current);

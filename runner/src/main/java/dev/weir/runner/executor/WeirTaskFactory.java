@@ -1,7 +1,6 @@
 package dev.weir.runner.executor;
 
 import dev.weir.runner.WeirSettings;
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.JobPlan;
@@ -130,21 +129,20 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
 
   /**
    * What a source partition of {@code stage} needs when it is read outside a StageTask: the
-   * options, the reading thread's metrics switch and span tracker, and (when metrics are on) a new
+   * options, the reading thread's step scope, and a Read step there with (when metrics are on) a new
    * metrics container of the stage's Read step, registered with the job's metrics (outside a
    * task there is no commit point, so its live values are reported as committed too).
    *
-   * @param metrics the reading thread's metrics switch
-   * @param spans the reading thread's span tracker
+   * @param scope the reading thread's step scope
    */
-  public SourceContext sourceContext(StagePlan stage, MetricsSwitch metrics, TransformSpans spans) {
+  public SourceContext sourceContext(StagePlan stage, StepScope scope) {
     NodeSpec read = stage.nodes().get(0);
     MetricsContainerImpl step = null;
     if (settings.metricsEnabled() && read.writesTo() == null) {
       step = new MetricsContainerImpl(read.stepName());
       jobMetrics.register(read.stepName(), step);
     }
-    return new SourceContext(settings.pipelineOptions(), metrics, step, spans, read.stepName());
+    return new SourceContext(settings.pipelineOptions(), scope, scope.step(read.stepName(), step));
   }
 
   /**

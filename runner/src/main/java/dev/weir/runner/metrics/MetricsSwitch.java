@@ -18,8 +18,9 @@ import org.apache.beam.sdk.util.HistogramData;
  * <p>Why: Beam's {@code Metrics.counter(...).inc()} resolves the thread's current container on
  * every call. Installing a per-step container through {@code MetricsEnvironment} around each
  * DoFn call would cost a thread-local write per call; here the thread-local is written once per
- * thread and switching steps is a plain field write ({@link #swap}), done by operators around
- * every user-code call. Nothing here builds strings or looks anything up by name.
+ * thread and switching steps is a plain field write ({@link #swap}), done by the executor's
+ * {@code StepScope} around every call into an operator (the same bracket that switches the
+ * profiling span). Nothing here builds strings or looks anything up by name.
  *
  * <p>Threading: one instance per container thread, used only by that thread. The step containers
  * it points to are read by other threads through {@link StepMetrics}.

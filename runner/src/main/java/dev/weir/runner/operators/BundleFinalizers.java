@@ -1,10 +1,8 @@
 package dev.weir.runner.operators;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongSupplier;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.joda.time.Instant;
 import org.slf4j.Logger;
@@ -23,8 +21,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Best effort, as Beam's javadoc allows: a callback whose expiry (wall-clock time, as DoFns
  * compute it from {@code Instant.now()}) has passed when it would run is dropped; one that throws
- * is logged and dropped (not retried), and neither fails the job. Each callback runs with its
- * step's metrics container current, so metrics it reports belong to its PTransform.
+ * is logged and dropped (not retried), and neither fails the job. Each callback runs in its
+ * operator's step ({@link StepRunner}, from the operator's context), so metrics it reports belong
+ * to its PTransform.
  *
  * <p>Reuse: any operator that runs a DoFn (e.g. a splittable DoFn's) gets its own
  * {@link Finalizer} from {@link OperatorContext#newFinalizer()} and calls
@@ -57,11 +56,10 @@ public final class BundleFinalizers {
    * A finalizer for one operator instance.
    *
    * @param stepName the operator's PTransform, for log messages
-   * @param metrics the container thread's metrics switch, or null (no metrics swap)
-   * @param stepMetrics the step's metrics container made current around each callback, or null
+   * @param step runs each callback in the operator's step
    */
-  public Finalizer finalizer(String stepName, MetricsSwitch metrics, MetricsContainer stepMetrics) {
-    return new Finalizer(stepName, metrics, stepMetrics);
+  public Finalizer finalizer(String stepName, StepRunner step) {
+    return new Finalizer(stepName, step);
   }
 
   /** Number of callbacks of finished bundles waiting for a commit. */
@@ -92,19 +90,25 @@ public final class BundleFinalizers {
             new Instant(r.expiryMs()));
         continue;
       }
-      MetricsContainer previous = r.owner().metrics == null ? null : r.owner().metrics.swap(r.owner().stepMetrics);
-      try {
-        r.callback().onBundleSuccess();
+      if (runInStep(r)) {
         ran++;
-      } catch (Exception e) {
-        LOG.warn("A bundle finalization callback of {} failed; it is not retried", r.owner().stepName, e);
-      } finally {
-        if (r.owner().metrics != null) {
-          r.owner().metrics.swap(previous);
-        }
       }
     }
     return ran;
+  }
+
+  /** Runs one callback in its operator's step; returns whether it completed without throwing. */
+  private static boolean runInStep(Registered r) {
+    boolean[] ok = new boolean[1]; // once per callback, not per element
+    r.owner().step.run(() -> {
+      try {
+        r.callback().onBundleSuccess();
+        ok[0] = true;
+      } catch (Exception e) {
+        LOG.warn("A bundle finalization callback of {} failed; it is not retried", r.owner().stepName, e);
+      }
+    });
+    return ok[0];
   }
 
   /**
@@ -113,16 +117,14 @@ public final class BundleFinalizers {
    */
   public final class Finalizer implements DoFn.BundleFinalizer {
     private final String stepName;
-    private final MetricsSwitch metrics;
-    private final MetricsContainer stepMetrics;
+    private final StepRunner step;
     private final List<Registered> open = new ArrayList<>();
     /** Callbacks of this operator's finished bundles waiting for the commit. */
     private int committing;
 
-    private Finalizer(String stepName, MetricsSwitch metrics, MetricsContainer stepMetrics) {
+    private Finalizer(String stepName, StepRunner step) {
       this.stepName = stepName;
-      this.metrics = metrics;
-      this.stepMetrics = stepMetrics;
+      this.step = step;
     }
 
     /**

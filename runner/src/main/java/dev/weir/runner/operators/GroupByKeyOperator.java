@@ -20,7 +20,6 @@ import org.apache.beam.runners.core.SystemReduceFn;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.runners.core.TimerInternalsFactory;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
@@ -113,7 +112,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
         output.accept(value);
       }
     };
-    StateInternalsFactory<K> stateFactory = key -> current.state();
+    StateInternalsFactory<K> stateFactory = key -> keys.current().state();
     TimerInternalsFactory<K> timerFactory = key -> timers;
     DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> fn = GroupAlsoByWindowViaWindowSetNewDoFn.create(
         windowingStrategy, stateFactory, timerFactory, NullSideInputReader.empty(), reduceFn,
@@ -121,7 +120,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     StepContext stepContext = new StepContext() {
       @Override
       public StateInternals stateInternals() {
-        return current.state();
+        return keys.current().state();
       }
 
       @Override
@@ -161,7 +160,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   /** Every timer before the new input watermark fired: the output watermark may follow. */
   @Override
   protected void completeWatermark(Instant inputWatermark) {
-    timers.advanceInputWatermark(inputWatermark, holds.min());
+    timers.advanceInputWatermark(inputWatermark, keys.holds().min());
     if (!inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       timers.clearProcessingTimers();
       keys.clear();
@@ -182,20 +181,15 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   }
 
   private void run(KeyContext<K> key, KeyedWorkItem<K, V> item) {
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
     setCurrent(key);
-    try {
-      startBundleIfNeeded();
-      runner.processElement(WindowedValues.valueInGlobalWindow(item));
-    } finally {
-      context.metrics().swap(previous);
-    }
+    startBundleIfNeeded();
+    runner.processElement(WindowedValues.valueInGlobalWindow(item));
   }
 
   /** The earliest buffered element's hold; while timers wait to fire, no later than the earliest of them. */
   @Override
   public Instant watermarkHold() {
-    Instant hold = holds.min();
+    Instant hold = keys.holds().min();
     long firing = firingHoldMillis();
     return firing < hold.getMillis() ? new Instant(firing) : hold;
   }

@@ -1,17 +1,9 @@
 package dev.weir.runner.operators;
 
-import dev.weir.runner.state.ByteKey;
-import dev.weir.runner.state.CachedStateInternals;
-import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.KeyContext;
-import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.KeyedTimers;
-import dev.weir.runner.state.WatermarkHolds;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.coders.CoderException;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.WindowedValue;
 import org.joda.time.Instant;
@@ -21,12 +13,10 @@ import org.joda.time.Instant;
  * contexts over the container's state, one {@link KeyedTimers} for all keys of the task, the
  * firing of ready event-time timers in bounded slices, and the end of a bundle.
  *
- * <p>Keys: the task receives each element with its key already encoded by the upstream shuffle
- * writer; the encoded bytes identify the key (Beam groups by encoding). Per key the operator keeps
- * a {@link KeyContext} (key object, {@link CachedStateInternals} whose cell prefix, the encoded
- * key, is built once per key) in a bounded {@link KeyContexts} of recently used keys; everything
- * else about a key (state cells, event-time timers) is in the store, so a dropped context is
- * rebuilt from the encoded key when the key is seen again or one of its timers fires.
+ * <p>Keys: {@link OperatorKeys} (shared with {@link SplittableProcessOperator}): a bounded cache
+ * of {@link KeyContext}s by encoded key over the container's state, rebuilt from the encoded key
+ * when the key is seen again or one of its timers fires, and the current key whose state
+ * runners-core's calls read.
  *
  * <p>Incremental firing: a watermark only makes event-time timers ready
  * ({@link #makeTimersReady}); the task fires them a bounded slice at a time
@@ -41,28 +31,21 @@ import org.joda.time.Instant;
  *
  * <p>Bundles: a bundle starts at the first runner call ({@link #startBundleIfNeeded}); its end
  * asks the container for a state commit (dirty cache entries are written in one batch at the
- * container's commit point) and finishes the runner in the step's metrics scope.
+ * container's commit point) and finishes the runner.
+ *
+ * <p>Metrics: none of this scopes metrics; the executor makes the step current around every call
+ * into the operator (see {@code StepScope}), and every user-code call below happens inside one.
  *
  * <p>Threading: confined to the task's container thread, as are all fields.
  *
  * @param <K> the key type
  */
 abstract class KeyedOperator<K> implements Operator {
-  private final Coder<K> keyCoder;
-  /** Recently used key contexts; timers and state survive a context's eviction in the store. */
-  protected final KeyContexts<K> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
+  /** Recently used key contexts and the current key; timers and state survive a context's eviction in the store. */
+  protected final OperatorKeys<K> keys;
   protected final KeyedTimers timers;
-  /** The state's watermark holds, over all keys and windows. */
-  protected final WatermarkHolds holds = new WatermarkHolds();
   /** Set by {@link #openKeyed}. */
   protected OperatorContext context;
-  /** Set by {@link #openKeyed}. */
-  protected ContainerState state;
-  /** This step's metrics container, installed around every user-code call; set by {@link #openKeyed}. */
-  protected MetricsContainer stepMetrics;
-  /** The key whose state and timers runners-core's calls refer to ({@link #setCurrent}). */
-  protected KeyContext<K> current;
-  private byte[] operatorPrefix;
   private boolean inBundle;
   /** The watermark whose ready timers are being fired, or null when none wait. */
   private Instant firingTo;
@@ -75,7 +58,7 @@ abstract class KeyedOperator<K> implements Operator {
    *     timestamp (see {@link KeyedTimers#KeyedTimers(boolean)})
    */
   KeyedOperator(Coder<K> keyCoder, boolean timersHoldOutput) {
-    this.keyCoder = keyCoder;
+    this.keys = new OperatorKeys<>(keyCoder);
     this.timers = new KeyedTimers(timersHoldOutput);
   }
 
@@ -86,11 +69,9 @@ abstract class KeyedOperator<K> implements Operator {
    */
   protected final void openKeyed(OperatorContext context, Coder<? extends BoundedWindow> windowCoder) {
     this.context = context;
-    this.state = context.state();
-    this.operatorPrefix = state.newOperatorPrefix();
-    this.stepMetrics = context.stepMetrics();
+    keys.open(context.state(), context.stepName());
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
-    timers.open(state, windowCoder, this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
+    timers.open(context.state(), windowCoder, this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
   }
 
   /** Encodes the element's key and hands it to {@link #acceptKeyed}; for input that skipped the shuffle. */
@@ -98,43 +79,22 @@ abstract class KeyedOperator<K> implements Operator {
   public final void accept(WindowedValue<?> element) {
     @SuppressWarnings("unchecked")
     K key = ((KV<K, ?>) element.getValue()).getKey();
-    try {
-      acceptKeyed(CoderUtils.encodeToByteArray(keyCoder, key), element);
-    } catch (CoderException e) {
-      throw new IllegalStateException("cannot encode a key of " + context.stepName(), e);
-    }
+    acceptKeyed(keys.encode(key), element);
   }
 
   /** The context of {@code key}, whose encoding is {@code keyBytes}; created if not cached. */
   protected final KeyContext<K> keyContext(byte[] keyBytes, K key) {
-    ByteKey id = new ByteKey(keyBytes);
-    KeyContext<K> known = keys.get(id);
-    return known != null ? known : newKey(key, id);
+    return keys.get(keyBytes, key);
   }
 
   /** The key context of a fired timer's encoded key (decoded if not cached). */
   protected final KeyContext<K> keyOf(byte[] keyBytes) {
-    ByteKey id = new ByteKey(keyBytes);
-    KeyContext<K> key = keys.get(id);
-    if (key != null) {
-      return key;
-    }
-    try {
-      return newKey(CoderUtils.decodeFromByteArray(keyCoder, keyBytes), id);
-    } catch (CoderException e) {
-      throw new IllegalStateException("cannot decode a timer's key in " + context.stepName(), e);
-    }
-  }
-
-  private KeyContext<K> newKey(K k, ByteKey id) {
-    KeyContext<K> key = new KeyContext<>(k, id, new CachedStateInternals(k, id.bytes(), operatorPrefix, state.store(), holds));
-    keys.put(key);
-    return key;
+    return keys.decode(keyBytes);
   }
 
   /** Makes {@code key} the one runners-core's state and timer calls refer to. */
   protected final void setCurrent(KeyContext<K> key) {
-    current = key;
+    keys.setCurrent(key);
     timers.setCurrentKey(key);
   }
 
@@ -232,7 +192,7 @@ abstract class KeyedOperator<K> implements Operator {
     }
   }
 
-  /** Fires {@code timer} for its key through the runner (in the step's metrics scope). */
+  /** Fires {@code timer} for its key through the runner. */
   protected abstract void fireTimer(KeyedTimers.Entry timer);
 
   /**
@@ -241,7 +201,7 @@ abstract class KeyedOperator<K> implements Operator {
    */
   protected abstract void completeWatermark(Instant watermark);
 
-  /** Starts the runner's bundle unless one is open; called in the step's metrics scope. */
+  /** Starts the runner's bundle unless one is open. */
   protected final void startBundleIfNeeded() {
     if (!inBundle) {
       inBundle = true;
@@ -249,10 +209,10 @@ abstract class KeyedOperator<K> implements Operator {
     }
   }
 
-  /** Starts the runner's bundle (in the step's metrics scope). */
+  /** Starts the runner's bundle. */
   protected abstract void startRunnerBundle();
 
-  /** Finishes the runner's bundle (in the step's metrics scope), after the commit was requested. */
+  /** Finishes the runner's bundle, after the commit was requested. */
   protected abstract void finishRunnerBundle();
 
   /** Whether the runner's bundle is open (elements or timer firings since the last finish). */
@@ -267,12 +227,7 @@ abstract class KeyedOperator<K> implements Operator {
       return;
     }
     inBundle = false;
-    state.requestCommit();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      finishRunnerBundle();
-    } finally {
-      context.metrics().swap(previous);
-    }
+    keys.bundleFinished(); // a state commit, at the container's next commit point
+    finishRunnerBundle();
   }
 }

@@ -14,6 +14,11 @@ import org.joda.time.Instant;
  * {@code maxBundleTimeMs}, before every watermark, at the end of a processing-time tick if no
  * input element is in it ({@link #inBundle()}), and at the end of input.
  *
+ * <p>Steps: the executor makes the operator's PTransform the thread's running step (its Beam
+ * metrics container current, its profiling span open) around every call into it, including the
+ * elements fused operators pass along, so user code an operator runs (DoFns, combine and window
+ * functions, coders) counts for its own PTransform without the operator scoping anything.
+ *
  * <p>Threading: every method is called on the owning task's container thread only.
  */
 public interface Operator extends Receiver {

@@ -1,23 +1,25 @@
 package dev.weir.runner.operators;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
 import java.util.Map;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.values.TupleTag;
 
 /**
  * What an operator instance gets from its task when it opens: the options, where each of its
- * outputs goes, the metrics container of its PTransform, and bundle finalization.
+ * outputs goes, its state and clock, and bundle finalization.
+ *
+ * <p>Metrics and profiling are not here: the executor makes the operator's PTransform the running
+ * step (its metrics container current, its span open) around every call into the operator, so
+ * an operator never scopes its own user-code calls. Only code that runs outside those calls (bundle
+ * finalization callbacks) goes through {@link #step()}.
  *
  * @param options the pipeline's options (the deserialized copy owned by the executor)
  * @param stepName the PTransform's full name
  * @param partition the task's partition index within its stage
  * @param outputs the receiver per output tag; a tag with no consumer maps to nothing
- * @param metrics the container thread's metrics switch
- * @param stepMetrics this step's container for this task, or null if metrics are disabled
+ * @param step runs code in this PTransform's step outside the executor's calls into the operator
  * @param state the container's state (storage + object cache), shared by the container's tasks
  * @param clock the job's processing-time clock (the system clock, or a test stream's manual one)
  * @param finalizers the container's bundle finalization (see {@link #newFinalizer()})
@@ -27,16 +29,18 @@ public record OperatorContext(
     String stepName,
     int partition,
     Map<TupleTag<?>, Receiver> outputs,
-    MetricsSwitch metrics,
-    MetricsContainer stepMetrics,
+    StepRunner step,
     ContainerState state,
     JobClock clock,
     BundleFinalizers finalizers) {
 
-  /** A context with bundle finalization of its own, whose callbacks nobody runs (for tests). */
+  /**
+   * A context with bundle finalization of its own, whose callbacks nobody runs, and no step
+   * scoping (for tests).
+   */
   public OperatorContext(PipelineOptions options, String stepName, int partition, Map<TupleTag<?>, Receiver> outputs,
-      MetricsSwitch metrics, MetricsContainer stepMetrics, ContainerState state, JobClock clock) {
-    this(options, stepName, partition, outputs, metrics, stepMetrics, state, clock, new BundleFinalizers());
+      ContainerState state, JobClock clock) {
+    this(options, stepName, partition, outputs, StepRunner.CURRENT, state, clock, new BundleFinalizers());
   }
 
   /**
@@ -45,7 +49,7 @@ public record OperatorContext(
    * at the end of every bundle; its callbacks then run after the container's next commit.
    */
   public BundleFinalizers.Finalizer newFinalizer() {
-    return finalizers.finalizer(stepName, metrics, stepMetrics);
+    return finalizers.finalizer(stepName, step);
   }
 
   /** The receiver of {@code tag}, or {@link Receiver#DISCARD} if nothing consumes it. */

@@ -1,8 +1,6 @@
 package dev.weir.runner.operators;
 
 import dev.weir.runner.sideinput.SideInputs;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.DoFnRunner;
@@ -11,20 +9,16 @@ import org.apache.beam.runners.core.NullSideInputReader;
 import org.apache.beam.runners.core.PushbackSideInputDoFnRunner;
 import org.apache.beam.runners.core.SideInputReader;
 import org.apache.beam.runners.core.SimplePushbackSideInputDoFnRunner;
-import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.joda.time.Instant;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.util.SerializableUtils;
-import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
 import org.apache.beam.sdk.values.WindowingStrategy;
+import org.joda.time.Instant;
 
 /**
  * A stateless ParDo (single or multi-output) run through runners-core's
@@ -34,20 +28,20 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * {@link SideInputConsumer}; {@link SideInputs} keeps them and materialises each view once per
  * window. Main-input elements go through runners-core's
  * {@link SimplePushbackSideInputDoFnRunner}: windows whose side inputs are not ready yet are
- * pushed back (kept on the heap, in arrival order) and retried whenever a side-input watermark
- * advances or a triggered view takes a new pane; the earliest pushed-back timestamp is this operator's {@link #watermarkHold()}, so
- * the stage's output watermark waits for them. Side-input watermarks never hold the main input.
+ * pushed back ({@link SideInputPushback}) and retried whenever a side-input watermark advances or
+ * a triggered view takes a new pane; the earliest pushed-back timestamp is this operator's
+ * {@link #watermarkHold()}, so the stage's output watermark waits for them. Side-input watermarks
+ * never hold the main input.
  *
  * <p>Each task gets its own DoFn instance (a serialized copy of the pipeline's), set up at open and
- * torn down at close, so that no DoFn instance is ever shared by two threads. Outputs are routed
- * by tag directly to the consumers of that output: the main output by an identity comparison,
- * additional outputs by one hash lookup; no union stream is filtered per output.
+ * torn down at close ({@link DoFnLifecycle}), so that no DoFn instance is ever shared by two
+ * threads. Outputs are routed by tag directly to the consumers of that output ({@link OutputRouter}).
  *
  * <p>Bundle finalization: the DoFn's {@code BundleFinalizer} callbacks of a bundle run after the
  * container's commit that follows {@link #finishBundle} (see {@link BundleFinalizers}).
  *
- * <p>Metrics: the step's container is swapped in (a field write on the thread's
- * {@link dev.weir.runner.metrics.MetricsSwitch}) around every call into user code.
+ * <p>Metrics: the executor makes this ParDo's step current (its metrics container, its profiling
+ * span) around every call into the operator, so user code here counts for this PTransform.
  *
  * <p>Threading: confined to the task's container thread.
  */
@@ -63,19 +57,11 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
   private final Map<String, PCollectionView<?>> sideInputMapping;
   private final List<PCollectionView<?>> sideInputViews;
 
-  private SideInputs sideInputs;
+  /** Null without side inputs. */
+  private SideInputPushback<WindowedValue<InT>> pushback;
   private PushbackSideInputDoFnRunner<InT, OutT> pushbackRunner;
-  private List<WindowedValue<InT>> pushedBack = new ArrayList<>();
-  private long pushedBackMinMs = Long.MAX_VALUE;
-
-  private OperatorContext context;
-  private DoFn<InT, OutT> fn;
-  private DoFnInvoker<InT, OutT> invoker;
+  private DoFnLifecycle lifecycle;
   private DoFnRunner<InT, OutT> runner;
-  private Receiver mainOutput;
-  private Map<TupleTag<?>, Receiver> additionalOutputs;
-  private MetricsContainer stepMetrics;
-  private BundleFinalizers.Finalizer finalizer;
   private boolean inBundle;
 
   /** Describes the ParDo; nothing is instantiated until {@link #open}. */
@@ -102,112 +88,82 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
 
   @Override
   public void open(OperatorContext context) {
-    this.context = context;
-    this.stepMetrics = context.stepMetrics();
-    this.mainOutput = context.output(mainTag);
-    this.additionalOutputs = new HashMap<>();
-    for (TupleTag<?> tag : additionalTags) {
-      additionalOutputs.put(tag, context.output(tag));
-    }
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      fn = SerializableUtils.clone(prototype);
-      invoker = DoFnInvokers.tryInvokeSetupFor(fn, context.options());
-    } finally {
-      context.metrics().swap(previous);
-    }
+    lifecycle = new DoFnLifecycle(context);
+    DoFn<InT, OutT> fn = lifecycle.setUp(SerializableUtils.clone(prototype), context.options());
     SideInputReader reader = NullSideInputReader.empty();
     if (!sideInputViews.isEmpty()) {
-      sideInputs = new SideInputs(sideInputViews);
-      reader = sideInputs;
+      pushback = new SideInputPushback<>(sideInputViews);
+      reader = pushback.sideInputs();
     }
-    finalizer = context.newFinalizer();
     runner = DoFnRunners.simpleRunner(
-        context.options(), fn, reader, new Router(), mainTag, additionalTags,
-        new StatelessStepContext(finalizer), inputCoder, outputCoders, windowingStrategy,
+        context.options(), fn, reader, new OutputRouter(context, mainTag, additionalTags, false), mainTag,
+        additionalTags, new StatelessStepContext(lifecycle.finalizer()), inputCoder, outputCoders, windowingStrategy,
         schemaInformation, sideInputMapping);
-    if (sideInputs != null) {
-      pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, sideInputs.views(), sideInputs);
+    if (pushback != null) {
+      pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, pushback.sideInputs().views(),
+          pushback.sideInputs());
     }
+    lifecycle.runners(runner, pushbackRunner);
   }
 
   @Override
   public void acceptSideInput(int index, WindowedValue<?> element) {
-    if (sideInputs.add(index, element)) { // a triggered view's pane may have made a window ready
+    if (pushback.acceptSideInput(index, element)) { // a triggered view's pane may have made a window ready
       retryPushedBack();
     }
   }
 
   @Override
   public void advanceSideInputWatermark(int index, long watermarkMs) {
-    if (sideInputs.advanceWatermark(index, watermarkMs)) {
+    if (pushback.advanceSideInputWatermark(index, watermarkMs)) {
       retryPushedBack();
     }
   }
 
   /** Runs the pushed-back elements again; those whose side inputs are still not ready stay back. */
   private void retryPushedBack() {
-    if (pushedBack.isEmpty()) {
-      return;
-    }
-    List<WindowedValue<InT>> retry = pushedBack;
-    pushedBack = new ArrayList<>();
-    pushedBackMinMs = Long.MAX_VALUE;
+    List<WindowedValue<InT>> retry = pushback.takeAll();
     // The pushback runner remembers not-ready windows until its next startBundle: begin a new
     // bundle so that the retry sees the side inputs' new readiness.
     finishBundle();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      startBundleIfNeeded();
-      for (WindowedValue<InT> element : retry) {
-        pushBack(pushbackRunner.processElementInReadyWindows(element));
-      }
-    } finally {
-      context.metrics().swap(previous);
+    startBundleIfNeeded();
+    for (WindowedValue<InT> element : retry) {
+      pushBack(pushbackRunner.processElementInReadyWindows(element));
     }
   }
 
   private void pushBack(Iterable<WindowedValue<InT>> notReady) {
     for (WindowedValue<InT> element : notReady) {
-      pushedBack.add(element);
-      pushedBackMinMs = Math.min(pushedBackMinMs, element.getTimestamp().getMillis());
+      pushback.pushBack(element, element.getTimestamp().getMillis());
     }
   }
 
   @Override
   public Instant watermarkHold() {
-    return pushedBackMinMs == Long.MAX_VALUE ? BoundedWindow.TIMESTAMP_MAX_VALUE : new Instant(pushedBackMinMs);
+    long hold = pushback == null ? Long.MAX_VALUE : pushback.holdMs();
+    return hold == Long.MAX_VALUE ? BoundedWindow.TIMESTAMP_MAX_VALUE : new Instant(hold);
   }
 
   /** Number of main-input elements waiting for side inputs (for tests). */
   public int pushedBackCount() {
-    return pushedBack.size();
+    return pushback == null ? 0 : pushback.size();
   }
 
   private void startBundleIfNeeded() {
     if (!inBundle) {
       inBundle = true;
-      if (pushbackRunner != null) {
-        pushbackRunner.startBundle();
-      } else {
-        runner.startBundle();
-      }
+      lifecycle.startBundle();
     }
   }
 
   @Override
   @SuppressWarnings("unchecked")
   public void accept(WindowedValue<?> element) {
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      startBundleIfNeeded();
-      if (pushbackRunner == null) {
-        runner.processElement((WindowedValue<InT>) element);
-      } else {
-        pushBack(pushbackRunner.processElementInReadyWindows((WindowedValue<InT>) element));
-      }
-    } finally {
-      context.metrics().swap(previous);
+    startBundleIfNeeded();
+    if (pushbackRunner == null) {
+      runner.processElement((WindowedValue<InT>) element);
+    } else {
+      pushBack(pushbackRunner.processElementInReadyWindows((WindowedValue<InT>) element));
     }
   }
 
@@ -222,39 +178,13 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
       return;
     }
     inBundle = false;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      if (pushbackRunner != null) {
-        pushbackRunner.finishBundle();
-      } else {
-        runner.finishBundle();
-      }
-    } finally {
-      context.metrics().swap(previous);
-    }
-    finalizer.bundleFinished();
+    lifecycle.finishBundle();
   }
 
   @Override
   public void close() {
-    DoFnTeardown.teardown(invoker, context, stepMetrics);
-    invoker = null;
-  }
-
-  /** Routes runner outputs by tag; allocation-free. */
-  private final class Router implements WindowedValueMultiReceiver {
-    @Override
-    public <T> void output(TupleTag<T> tag, WindowedValue<T> output) {
-      if (tag == mainTag) {
-        mainOutput.accept(output);
-        return;
-      }
-      Receiver receiver = additionalOutputs.get(tag);
-      if (receiver != null) {
-        receiver.accept(output);
-      } else if (tag.equals(mainTag)) {
-        mainOutput.accept(output);
-      }
+    if (lifecycle != null) {
+      lifecycle.tearDown();
     }
   }
 }

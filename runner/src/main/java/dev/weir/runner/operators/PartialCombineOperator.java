@@ -4,7 +4,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.Combine.CombineFn;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.PaneInfo;
@@ -60,7 +59,6 @@ public final class PartialCombineOperator<K, InputT, AccumT> implements Operator
   private final TimestampCombiner timestampCombiner;
   private final Map<PairId, Partial<K, AccumT>> partials = new HashMap<>();
   private OperatorContext context;
-  private MetricsContainer stepMetrics;
   private Receiver output;
   private long inputs;
   private long outputs;
@@ -82,7 +80,6 @@ public final class PartialCombineOperator<K, InputT, AccumT> implements Operator
   @Override
   public void open(OperatorContext context) {
     this.context = context;
-    this.stepMetrics = context.stepMetrics();
     this.output = context.singleOutput();
   }
 
@@ -92,22 +89,17 @@ public final class PartialCombineOperator<K, InputT, AccumT> implements Operator
     KV<K, InputT> kv = (KV<K, InputT>) element.getValue();
     Object structural = keyCoder.structuralValue(kv.getKey());
     inputs++;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      for (BoundedWindow window : element.getWindows()) {
-        Instant ts = timestampCombiner.assign(window, element.getTimestamp());
-        PairId id = new PairId(structural, window);
-        Partial<K, AccumT> partial = partials.get(id);
-        if (partial == null) {
-          partial = new Partial<>(kv.getKey(), window, combineFn.createAccumulator(), ts);
-          partials.put(id, partial);
-        } else {
-          partial.timestamp = timestampCombiner.combine(partial.timestamp, ts);
-        }
-        partial.accumulator = combineFn.addInput(partial.accumulator, kv.getValue());
+    for (BoundedWindow window : element.getWindows()) {
+      Instant ts = timestampCombiner.assign(window, element.getTimestamp());
+      PairId id = new PairId(structural, window);
+      Partial<K, AccumT> partial = partials.get(id);
+      if (partial == null) {
+        partial = new Partial<>(kv.getKey(), window, combineFn.createAccumulator(), ts);
+        partials.put(id, partial);
+      } else {
+        partial.timestamp = timestampCombiner.combine(partial.timestamp, ts);
       }
-    } finally {
-      context.metrics().swap(previous);
+      partial.accumulator = combineFn.addInput(partial.accumulator, kv.getValue());
     }
     if (partials.size() >= MAX_ENTRIES) {
       finishBundle();
@@ -127,12 +119,7 @@ public final class PartialCombineOperator<K, InputT, AccumT> implements Operator
     }
     for (Partial<K, AccumT> partial : partials.values()) {
       AccumT accumulator = partial.accumulator;
-      MetricsContainer previous = context.metrics().swap(stepMetrics);
-      try {
-        accumulator = combineFn.compact(accumulator);
-      } finally {
-        context.metrics().swap(previous);
-      }
+      accumulator = combineFn.compact(accumulator);
       output.accept(WindowedValues.of(KV.of(partial.key, accumulator), partial.timestamp, partial.window,
           PaneInfo.NO_FIRING));
       outputs++;

@@ -1,15 +1,9 @@
 package dev.weir.runner.operators;
 
-import dev.weir.runner.sideinput.SideInputs;
-import dev.weir.runner.state.ByteKey;
 import dev.weir.runner.state.CachedStateInternals;
-import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.KeyContext;
-import dev.weir.runner.state.KeyContexts;
-import dev.weir.runner.state.WatermarkHolds;
+import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.time.ManualJobClock;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -29,16 +23,10 @@ import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.sdk.coders.ByteArrayCoder;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.coders.CoderException;
-import org.apache.beam.sdk.metrics.MetricsContainer;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.util.SerializableUtils;
-import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
@@ -65,8 +53,8 @@ import org.joda.time.Instant;
  * or {@code maxCallDuration} (split on a shared daemon scheduler thread). On a checkpoint the
  * ProcessFn keeps the element, the residual restriction and the watermark estimator state in the
  * key's {@link CachedStateInternals}, holds the output watermark at the estimator's watermark
- * (a {@code WatermarkHoldState}, reported to this operator's {@link WatermarkHolds}) and sets a
- * processing-time timer at now + the DoFn's resume delay ({@link ResumeTimers}); when the run
+ * (a {@code WatermarkHoldState}, reported to the holds of this operator's {@link OperatorKeys}) and sets a
+ * processing-time timer at now + the DoFn's resume delay ({@link KeyedTimers#forResumes}); when the run
  * loop's clock reaches it ({@link #onProcessingTime}), the timer's key work item resumes the
  * residual. When the DoFn stops, the state and the hold are cleared and no timer is set.
  * {@code maxOutputsPerCall} and {@code maxCallDuration} come from {@code --maxBundleSize} and
@@ -85,7 +73,7 @@ import org.joda.time.Instant;
  *
  * <h2>Side inputs and bundles</h2>
  *
- * Side inputs arrive through {@link SideInputConsumer} into {@link SideInputs}; a seed element
+ * Side inputs arrive through {@link SideInputConsumer} into {@link SideInputPushback}; a seed element
  * whose window's side inputs are not ready is pushed back (with its key) and retried whenever a
  * side-input watermark advances. A bundle opens at the first element or resume and is finished by
  * the task, or by this operator after the resumes of a processing-time tick (the task only closes
@@ -102,6 +90,15 @@ import org.joda.time.Instant;
  * commits and callbacks interleave: a DoFn that checkpoints until one of its callbacks has run (as
  * readers acknowledging messages do) sees it run before its next resume, without waiting for the
  * task's bundle limits. The callbacks of a bundle the job never finishes do not run.
+ *
+ * <h2>Shared parts</h2>
+ *
+ * Keys and their state are the keyed operators' {@link OperatorKeys} (key contexts by encoded key,
+ * the current key, a state commit requested at each bundle end); the DoFn's set-up, bundles and
+ * teardown are {@link DoFnLifecycle}; outputs go through an {@link OutputRouter}, which also counts
+ * them; side inputs and waiting seeds are a {@link SideInputPushback}. Only the timers differ from
+ * {@link KeyedOperator}: resumes are processing-time only and due at (not after) their time
+ * ({@link KeyedTimers} in resume mode). The executor makes this operator's step current around every call.
  *
  * <p>Threading: confined to the task's container thread, except the invoker's checkpoint, which
  * runs on the shared scheduler thread and only splits the (synchronized) restriction tracker.
@@ -134,28 +131,21 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   private final int maxOutputsPerCall;
   private final Duration maxCallDuration;
 
-  private final KeyContexts<byte[]> keys = new KeyContexts<>(KeyContexts.DEFAULT_CAPACITY);
-  private ResumeTimers timers;
-  private final WatermarkHolds holds = new WatermarkHolds();
-  private ContainerState state;
-  private byte[] operatorPrefix;
-  private KeyContext<byte[]> current;
+  /** The SDF expansion's random keys (encoded with {@link ByteArrayCoder}) and their state. */
+  private final OperatorKeys<byte[]> keys = new OperatorKeys<>(ByteArrayCoder.of());
+  /** Resume mode: processing-time timers only, due at their time, on the heap. */
+  private KeyedTimers timers;
   private OperatorContext context;
-  private MetricsContainer stepMetrics;
-  private DoFnInvoker<?, ?> invoker;
+  private DoFnLifecycle lifecycle;
   private BundleFinalizers.Finalizer finalizer;
   private PushbackSideInputDoFnRunner<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>, OutputT> runner;
-  private SideInputs sideInputs;
-  private List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> waiting = new ArrayList<>();
-  private long waitingMinMs = Long.MAX_VALUE;
-  private TupleTag<OutputT> mainTag;
-  private Receiver mainOutput;
-  private Map<TupleTag<?>, Receiver> additionalOutputs;
+  /** Null without side inputs. */
+  private SideInputPushback<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> pushback;
+  /** Counts the outputs (all tags), which bound the resumes of one tick. */
+  private OutputRouter router;
   private boolean manualClock;
   private boolean inputEnded;
   private boolean inBundle;
-  /** Outputs routed so far (all tags); bounds the resumes of one tick. */
-  private long outputs;
 
   /**
    * Describes the operator; nothing is instantiated until {@link #open}.
@@ -183,43 +173,31 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void open(OperatorContext context) {
     this.context = context;
-    this.state = context.state();
-    this.operatorPrefix = state.newOperatorPrefix();
+    keys.open(context.state(), context.stepName());
     this.manualClock = context.clock() instanceof ManualJobClock;
-    this.stepMetrics = context.stepMetrics();
-    this.timers = new ResumeTimers(context.stepName());
-    this.finalizer = context.newFinalizer();
+    this.timers = KeyedTimers.forResumes(context.stepName());
+    this.lifecycle = new DoFnLifecycle(context);
+    this.finalizer = lifecycle.finalizer();
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
-    this.mainTag = transform.getMainOutputTag();
-    this.mainOutput = context.output(mainTag);
-    this.additionalOutputs = new HashMap<>();
+    TupleTag<OutputT> mainTag = transform.getMainOutputTag();
     List<TupleTag<?>> additionalTags = transform.getAdditionalOutputTags().getAll();
-    for (TupleTag<?> tag : additionalTags) {
-      additionalOutputs.put(tag, context.output(tag));
-    }
+    this.router = new OutputRouter(context, mainTag, additionalTags, false);
     ReadyCheckingSideInputReader reader;
     if (sideInputViews.isEmpty()) {
       reader = EmptyReader.INSTANCE;
     } else {
-      sideInputs = new SideInputs(sideInputViews);
-      reader = sideInputs;
+      pushback = new SideInputPushback<>(sideInputViews);
+      reader = pushback.sideInputs();
     }
-    ProcessFn<InputT, OutputT, RestrictionT, ?, ?> processFn;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      processFn = transform.newProcessFn(SerializableUtils.clone(transform.getFn()));
-      invoker = DoFnInvokers.tryInvokeSetupFor(processFn, context.options());
-    } finally {
-      context.metrics().swap(previous);
-    }
-    processFn.setStateInternalsFactory(key -> current.state());
+    ProcessFn<InputT, OutputT, RestrictionT, ?, ?> processFn =
+        lifecycle.setUp(transform.newProcessFn(SerializableUtils.clone(transform.getFn())), context.options());
+    processFn.setStateInternalsFactory(key -> keys.current().state());
     processFn.setTimerInternalsFactory(key -> timers);
     processFn.setSideInputReader(reader);
-    Router router = new Router();
     processFn.setProcessElementInvoker(new OutputAndTimeBoundedSplittableProcessElementInvoker(
         processFn.getFn(), context.options(), router, mainTag, reader, Scheduler.INSTANCE, maxOutputsPerCall,
         maxCallDuration, (Supplier<DoFn.BundleFinalizer>) () -> finalizer));
-    StateInternals currentState = new CurrentKeyState();
+    StateInternals currentState = keys.currentState();
     StepContext stepContext = new StepContext() {
       @Override
       public StateInternals stateInternals() {
@@ -234,16 +212,13 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     runner = (PushbackSideInputDoFnRunner) DoFnRunners.newProcessFnRunner((ProcessFn) processFn, context.options(),
         sideInputViews, reader, router, mainTag, additionalTags, stepContext, (Coder) inputCoder, outputCoders,
         windowingStrategy, DoFnSchemaInformation.create(), transform.getSideInputMapping());
+    lifecycle.runners(null, runner);
   }
 
   @Override
   public void accept(WindowedValue<?> element) {
     byte[] key = (byte[]) ((KV<?, ?>) element.getValue()).getKey();
-    try {
-      acceptKeyed(CoderUtils.encodeToByteArray(ByteArrayCoder.of(), key), element);
-    } catch (CoderException e) {
-      throw new IllegalStateException("cannot encode a key of " + context.stepName(), e);
-    }
+    acceptKeyed(keys.encode(key), element);
   }
 
   @Override
@@ -254,63 +229,47 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     WindowedValue<KV<InputT, RestrictionT>> seed = kv.withValue(kv.getValue().getValue());
     WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> item =
         WindowedValues.valueInGlobalWindow(KeyedWorkItems.elementsWorkItem(key, List.of(seed)));
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      run(keyBytes, key, item, seed.getTimestamp().getMillis());
-    } finally {
-      context.metrics().swap(previous);
-    }
+    run(keyBytes, key, item, seed.getTimestamp().getMillis());
   }
 
-  /** Runs one work item of {@code key} (the step's metrics container must be current). */
+  /** Runs one work item of {@code key} (inside the executor's bracket: the step is current). */
   private void run(byte[] keyBytes, byte[] key, WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> item,
       long timestampMs) {
     setCurrent(keyBytes, key);
     startBundleIfNeeded();
     for (WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> notReady
         : runner.processElementInReadyWindows(item)) {
-      waiting.add(new Waiting<>(keyBytes, key, notReady, timestampMs));
-      waitingMinMs = Math.min(waitingMinMs, timestampMs);
+      pushback.pushBack(new Waiting<>(keyBytes, key, notReady, timestampMs), timestampMs);
     }
   }
 
   @Override
   public void acceptSideInput(int index, WindowedValue<?> element) {
-    if (sideInputs.add(index, element)) { // a triggered view's pane may have made a window ready
+    if (pushback.acceptSideInput(index, element)) { // a triggered view's pane may have made a window ready
       retryWaiting();
     }
   }
 
   @Override
   public void advanceSideInputWatermark(int index, long watermarkMs) {
-    if (sideInputs.advanceWatermark(index, watermarkMs)) {
+    if (pushback.advanceSideInputWatermark(index, watermarkMs)) {
       retryWaiting();
     }
   }
 
   /** A side-input window became ready: runs the waiting elements again (in a new bundle). */
   private void retryWaiting() {
-    if (waiting.isEmpty()) {
-      return;
-    }
-    List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> retry = waiting;
-    waiting = new ArrayList<>();
-    waitingMinMs = Long.MAX_VALUE;
+    List<Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>>> retry = pushback.takeAll();
     // runners-core's pushback runners remember not-ready windows until the next startBundle
     finishBundle();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      for (Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> w : retry) {
-        run(w.keyBytes(), w.key(), w.item(), w.timestampMs());
-      }
-    } finally {
-      context.metrics().swap(previous);
+    for (Waiting<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> w : retry) {
+      run(w.keyBytes(), w.key(), w.item(), w.timestampMs());
     }
   }
 
   @Override
   public void onWatermark(Instant inputWatermark) {
-    timers.advanceWatermarks(inputWatermark, watermarkHold());
+    timers.advanceInputWatermark(inputWatermark, watermarkHold());
     if (!inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       inputEnded = true;
     }
@@ -339,36 +298,31 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     }
     boolean fireAll = manualClock && inputEnded; // a manual clock never moves again
     long startNanos = System.nanoTime();
-    long outputsAtStart = outputs;
+    long outputsAtStart = router.outputs();
     long nowMs = fireAll ? Long.MAX_VALUE : now.getMillis();
     boolean any = false;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      while (true) {
-        int due = timers.size();
-        int fired = 0;
-        ResumeTimers.Resume resume;
-        // at most the resumes pending when the round starts: those it sets wait for the next round
-        while (fired < due && (resume = timers.pollDue(nowMs)) != null) {
-          resume(resume);
-          fired++;
-        }
-        if (fired == 0) {
-          break;
-        }
-        any = true;
-        if (System.nanoTime() - startNanos >= RESUME_BUDGET_NANOS || outputs - outputsAtStart >= maxOutputsPerCall
-            || finalizer.pending() > 0) {
-          break; // (callbacks registered: they run at the commit after this tick, before the next resumes)
-        }
-        if (!fireAll) {
-          long clockMs = context.clock().millis();
-          timers.advanceProcessingTime(new Instant(clockMs));
-          nowMs = Math.max(nowMs, clockMs);
-        }
+    while (true) {
+      long due = timers.size();
+      int fired = 0;
+      KeyedTimers.Entry resume;
+      // at most the resumes pending when the round starts: those it sets wait for the next round
+      while (fired < due && (resume = timers.pollDueResume(nowMs)) != null) {
+        resume(resume);
+        fired++;
       }
-    } finally {
-      context.metrics().swap(previous);
+      if (fired == 0) {
+        break;
+      }
+      any = true;
+      if (System.nanoTime() - startNanos >= RESUME_BUDGET_NANOS || router.outputs() - outputsAtStart >= maxOutputsPerCall
+          || finalizer.pending() > 0) {
+        break; // (callbacks registered: they run at the commit after this tick, before the next resumes)
+      }
+      if (!fireAll) {
+        long clockMs = context.clock().millis();
+        timers.advanceProcessingTime(new Instant(clockMs));
+        nowMs = Math.max(nowMs, clockMs);
+      }
     }
     if (any) {
       finishBundle(); // the task closes only bundles that counted input elements
@@ -376,47 +330,36 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   }
 
   @SuppressWarnings("unchecked")
-  private void resume(ResumeTimers.Resume timer) {
-    KeyContext<byte[]> key = (KeyContext<byte[]>) timer.key;
+  private void resume(KeyedTimers.Entry timer) {
+    KeyContext<byte[]> key = (KeyContext<byte[]>) timer.key();
     WindowedValue<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> item =
-        WindowedValues.valueInGlobalWindow(KeyedWorkItems.timersWorkItem(key.key(), List.of(timer.data)));
+        WindowedValues.valueInGlobalWindow(KeyedWorkItems.timersWorkItem(key.key(), List.of(timer.data())));
     run(key.id().bytes(), key.key(), item, BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis());
   }
 
   private void setCurrent(byte[] keyBytes, byte[] key) {
-    ByteKey id = new ByteKey(keyBytes);
-    KeyContext<byte[]> context = keys.get(id);
-    if (context == null) {
-      context = newKey(key, id);
-    }
-    current = context;
+    KeyContext<byte[]> context = keys.get(keyBytes, key);
+    keys.setCurrent(context);
     timers.setCurrentKey(context);
-  }
-
-  private KeyContext<byte[]> newKey(byte[] key, ByteKey id) {
-    KeyContext<byte[]> context = new KeyContext<>(key, id,
-        new CachedStateInternals(key, id.bytes(), operatorPrefix, state.store(), holds));
-    keys.put(context);
-    return context;
   }
 
   private void startBundleIfNeeded() {
     if (!inBundle) {
       inBundle = true;
-      runner.startBundle();
+      lifecycle.startBundle();
     }
   }
 
   @Override
   public Instant watermarkHold() {
-    long hold = Math.min(holds.minMillis(), waitingMinMs);
+    long hold = Math.min(keys.holds().minMillis(), pushback == null ? Long.MAX_VALUE : pushback.holdMs());
     return hold == Long.MAX_VALUE ? BoundedWindow.TIMESTAMP_MAX_VALUE : new Instant(hold);
   }
 
   /** Whether a restriction is checkpointed (a resume is pending) or an element waits for side inputs. */
   @Override
   public boolean hasPendingWork() {
-    return timers.size() > 0 || !waiting.isEmpty();
+    return timers.size() > 0 || (pushback != null && pushback.size() > 0);
   }
 
   @Override
@@ -425,33 +368,14 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
       return;
     }
     inBundle = false;
-    state.requestCommit();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      runner.finishBundle();
-    } finally {
-      context.metrics().swap(previous);
-    }
-    finalizer.bundleFinished(); // its callbacks run after the commit requested above
+    keys.bundleFinished(); // a state commit, at the container's next commit point
+    lifecycle.finishBundle(); // its finalization callbacks run after the commit requested above
   }
 
   @Override
   public void close() {
-    DoFnTeardown.teardown(invoker, context, stepMetrics);
-    invoker = null;
-  }
-
-  /** The state of whichever key is current. */
-  private final class CurrentKeyState implements StateInternals {
-    @Override
-    public Object getKey() {
-      return current.key();
-    }
-
-    @Override
-    public <T extends org.apache.beam.sdk.state.State> T state(org.apache.beam.runners.core.StateNamespace namespace,
-        org.apache.beam.runners.core.StateTag<T> address, org.apache.beam.sdk.state.StateContext<?> c) {
-      return current.state().state(namespace, address, c);
+    if (lifecycle != null) {
+      lifecycle.tearDown();
     }
   }
 
@@ -477,24 +401,6 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     @Override
     public boolean isEmpty() {
       return true;
-    }
-  }
-
-  /** Routes outputs by tag; allocation-free. */
-  private final class Router implements WindowedValueMultiReceiver {
-    @Override
-    public <T> void output(TupleTag<T> tag, WindowedValue<T> output) {
-      outputs++;
-      if (tag == mainTag) {
-        mainOutput.accept(output);
-        return;
-      }
-      Receiver receiver = additionalOutputs.get(tag);
-      if (receiver != null) {
-        receiver.accept(output);
-      } else if (tag.equals(mainTag)) {
-        mainOutput.accept(output);
-      }
     }
   }
 }

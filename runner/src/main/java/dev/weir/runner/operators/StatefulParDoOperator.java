@@ -1,14 +1,11 @@
 package dev.weir.runner.operators;
 
-import dev.weir.runner.sideinput.SideInputs;
 import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.state.WatermarkHolds;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.DoFnRunner;
@@ -20,23 +17,16 @@ import org.apache.beam.runners.core.SimplePushbackSideInputDoFnRunner;
 import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateNamespaces;
-import org.apache.beam.runners.core.StateTag;
 import org.apache.beam.runners.core.StatefulDoFnRunner;
 import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
-import org.apache.beam.sdk.metrics.MetricsContainer;
-import org.apache.beam.sdk.state.State;
-import org.apache.beam.sdk.state.StateContext;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvoker;
-import org.apache.beam.sdk.transforms.reflect.DoFnInvokers;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.util.SerializableUtils;
-import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
@@ -114,10 +104,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   private record PushedBack(byte[] keyBytes, WindowedValue<?> element) {}
 
   /** Null without side inputs. */
-  private SideInputs sideInputs;
+  private SideInputPushback<PushedBack> pushback;
   private PushbackSideInputDoFnRunner<KV<K, V>, OutT> pushbackRunner;
-  private List<PushedBack> pushedBack = new ArrayList<>();
-  private long pushedBackMinMs = Long.MAX_VALUE;
   /** The input watermark the task delivered last (timers see it lowered by pushed-back elements). */
   private Instant inputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
   /**
@@ -128,11 +116,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   /** Output timestamps of {@link #endProcessing}'s timers (polled timers no longer hold in {@link #timers}). */
   private final WatermarkHolds endProcessingHolds = new WatermarkHolds();
 
-  private BundleFinalizers.Finalizer finalizer;
-  private DoFnInvoker<KV<K, V>, OutT> invoker;
+  private DoFnLifecycle lifecycle;
   private DoFnRunner<KV<K, V>, OutT> runner;
-  private Receiver mainOutput;
-  private Map<TupleTag<?>, Receiver> additionalOutputs;
   /** The end of input's firings are done; later processing-time ticks fire nothing. */
   private boolean ended;
 
@@ -181,22 +166,10 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void open(OperatorContext context) {
     openKeyed(context, windowingStrategy.getWindowFn().windowCoder());
-    this.mainOutput = context.output(mainTag);
-    this.additionalOutputs = new HashMap<>();
-    for (TupleTag<?> tag : additionalTags) {
-      additionalOutputs.put(tag, context.output(tag));
-    }
-    DoFn<KV<K, V>, OutT> fn;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      fn = SerializableUtils.clone(prototype);
-      invoker = DoFnInvokers.tryInvokeSetupFor(fn, context.options());
-    } finally {
-      context.metrics().swap(previous);
-    }
-    StateInternals currentState = new CurrentKeyState();
-    BundleFinalizers.Finalizer bundleFinalizer = context.newFinalizer();
-    this.finalizer = bundleFinalizer;
+    lifecycle = new DoFnLifecycle(context);
+    DoFn<KV<K, V>, OutT> fn = lifecycle.setUp(SerializableUtils.clone(prototype), context.options());
+    StateInternals currentState = keys.currentState();
+    BundleFinalizers.Finalizer bundleFinalizer = lifecycle.finalizer();
     StepContext stepContext = new StepContext() {
       @Override
       public StateInternals stateInternals() {
@@ -215,11 +188,11 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     };
     SideInputReader reader = NullSideInputReader.empty();
     if (!sideInputViews.isEmpty()) {
-      sideInputs = new SideInputs(sideInputViews);
-      reader = sideInputs;
+      pushback = new SideInputPushback<>(sideInputViews);
+      reader = pushback.sideInputs();
     }
     DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(
-        context.options(), fn, reader, new Router(), mainTag, additionalTags,
+        context.options(), fn, reader, new OutputRouter(context, mainTag, additionalTags, true), mainTag, additionalTags,
         stepContext, inputCoder, outputCoders, windowingStrategy, schemaInformation, sideInputMapping);
     if (DoFnSignatures.getSignature(fn.getClass()).processElement().requiresTimeSortedInput()) {
       simple = new TimeSortedInputRunner<>(simple, inputCoder, stepContext, windowingStrategy);
@@ -231,9 +204,11 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     runner = new StatefulDoFnRunner<>(simple, inputCoder, stepContext, windowingStrategy,
         new StatefulDoFnRunner.TimeInternalsCleanupTimer<>(timers, windowingStrategy),
         new StatefulDoFnRunner.StateInternalsStateCleaner<>(fn, currentState, windowCoder), false);
-    if (sideInputs != null) {
-      pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, sideInputs.views(), sideInputs);
+    if (pushback != null) {
+      pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, pushback.sideInputs().views(),
+          pushback.sideInputs());
     }
+    lifecycle.runners(runner, pushbackRunner);
   }
 
   @Override
@@ -241,37 +216,31 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   public void acceptKeyed(byte[] keyBytes, WindowedValue<?> element) {
     WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
     KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
     setCurrent(key);
-    try {
-      startBundleIfNeeded();
-      if (pushbackRunner == null) {
-        runner.processElement(kv);
-      } else {
-        pushBack(keyBytes, pushbackRunner.processElementInReadyWindows(kv));
-      }
-    } finally {
-      context.metrics().swap(previous);
+    startBundleIfNeeded();
+    if (pushbackRunner == null) {
+      runner.processElement(kv);
+    } else {
+      pushBack(keyBytes, pushbackRunner.processElementInReadyWindows(kv));
     }
   }
 
   private void pushBack(byte[] keyBytes, Iterable<WindowedValue<KV<K, V>>> notReady) {
     for (WindowedValue<KV<K, V>> element : notReady) {
-      pushedBack.add(new PushedBack(keyBytes, element));
-      pushedBackMinMs = Math.min(pushedBackMinMs, element.getTimestamp().getMillis());
+      pushback.pushBack(new PushedBack(keyBytes, element), element.getTimestamp().getMillis());
     }
   }
 
   @Override
   public void acceptSideInput(int index, WindowedValue<?> element) {
-    if (sideInputs.add(index, element)) { // a triggered view's pane may have made a window ready
+    if (pushback.acceptSideInput(index, element)) { // a triggered view's pane may have made a window ready
       retryPushedBack();
     }
   }
 
   @Override
   public void advanceSideInputWatermark(int index, long watermarkMs) {
-    if (sideInputs.advanceWatermark(index, watermarkMs)) {
+    if (pushback.advanceSideInputWatermark(index, watermarkMs)) {
       retryPushedBack();
     }
   }
@@ -283,29 +252,24 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
    */
   @SuppressWarnings("unchecked")
   private void retryPushedBack() {
-    if (pushedBack.isEmpty()) {
-      return;
-    }
-    List<PushedBack> retry = pushedBack;
-    pushedBack = new ArrayList<>();
-    pushedBackMinMs = Long.MAX_VALUE;
+    List<PushedBack> retry = pushback.takeAll();
     finishBundle();
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
-    try {
-      startBundleIfNeeded();
-      for (PushedBack p : retry) {
-        setCurrent(keyOf(p.keyBytes()));
-        pushBack(p.keyBytes(), pushbackRunner.processElementInReadyWindows((WindowedValue<KV<K, V>>) p.element()));
-      }
-    } finally {
-      context.metrics().swap(previous);
+    startBundleIfNeeded();
+    for (PushedBack p : retry) {
+      setCurrent(keyOf(p.keyBytes()));
+      pushBack(p.keyBytes(), pushbackRunner.processElementInReadyWindows((WindowedValue<KV<K, V>>) p.element()));
     }
     startFiring();
   }
 
   /** Number of main-input elements waiting for side inputs (for tests). */
   public int pushedBackCount() {
-    return pushedBack.size();
+    return pushback == null ? 0 : pushback.size();
+  }
+
+  /** The earliest pushed-back element's timestamp, epoch ms; {@link Long#MAX_VALUE} if none. */
+  private long pushedBackMinMs() {
+    return pushback == null ? Long.MAX_VALUE : pushback.holdMs();
   }
 
   /**
@@ -324,6 +288,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
    * timestamp; once they fired, the watermarks runners-core sees advance to it.
    */
   private void startFiring() {
+    long pushedBackMinMs = pushedBackMinMs();
     makeTimersReady(pushedBackMinMs < inputWatermark.getMillis() ? new Instant(pushedBackMinMs) : inputWatermark);
   }
 
@@ -390,24 +355,15 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     StateNamespace namespace = timer.getNamespace();
     BoundedWindow window = namespace instanceof StateNamespaces.WindowNamespace<?> w
         ? w.getWindow() : org.apache.beam.sdk.transforms.windowing.GlobalWindow.INSTANCE;
-    MetricsContainer previous = context.metrics().swap(stepMetrics);
     setCurrent(key);
-    try {
-      startBundleIfNeeded();
-      runner.onTimer(timer.getTimerId(), timer.getTimerFamilyId(), key.key(), window, timer.getTimestamp(),
-          timer.getOutputTimestamp(), timer.getDomain());
-    } finally {
-      context.metrics().swap(previous);
-    }
+    startBundleIfNeeded();
+    runner.onTimer(timer.getTimerId(), timer.getTimerFamilyId(), key.key(), window, timer.getTimestamp(),
+        timer.getOutputTimestamp(), timer.getDomain());
   }
 
   @Override
   protected void startRunnerBundle() {
-    if (pushbackRunner != null) {
-      pushbackRunner.startBundle();
-    } else {
-      runner.startBundle();
-    }
+    lifecycle.startBundle();
   }
 
   /**
@@ -416,8 +372,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
    */
   @Override
   public Instant watermarkHold() {
-    long hold = Math.min(holds.minMillis(), timers.outputHold().getMillis());
-    hold = Math.min(hold, pushedBackMinMs);
+    long hold = Math.min(keys.holds().minMillis(), timers.outputHold().getMillis());
+    hold = Math.min(hold, pushedBackMinMs());
     hold = Math.min(hold, firingHoldMillis());
     hold = Math.min(hold, endProcessingHolds.minMillis()); // empty unless firing at the end of input
     return new Instant(hold);
@@ -430,50 +386,13 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
 
   @Override
   protected void finishRunnerBundle() {
-    if (pushbackRunner != null) {
-      pushbackRunner.finishBundle();
-    } else {
-      runner.finishBundle();
-    }
-    finalizer.bundleFinished(); // its callbacks run after the commit requested before
+    lifecycle.finishBundle(); // its finalization callbacks run after the commit requested before
   }
 
   @Override
   public void close() {
-    DoFnTeardown.teardown(invoker, context, stepMetrics);
-    invoker = null;
-  }
-
-  /** The state of whichever key is current; what runners-core's runners and cleaner see. */
-  private final class CurrentKeyState implements StateInternals {
-    @Override
-    public Object getKey() {
-      return current.key();
-    }
-
-    @Override
-    public <T extends State> T state(StateNamespace namespace, StateTag<T> address, StateContext<?> c) {
-      return current.state().state(namespace, address, c);
-    }
-  }
-
-  /** Routes runner outputs by tag; allocation-free. */
-  private final class Router implements WindowedValueMultiReceiver {
-    @Override
-    public <T> void output(TupleTag<T> tag, WindowedValue<T> output) {
-      // A state read the DoFn outputs as is must not stream from this key's cells downstream
-      // (fused operators may store it in state, other threads may iterate it): copy it here.
-      CachedStateInternals.detachReads(output.getValue());
-      if (tag == mainTag) {
-        mainOutput.accept(output);
-        return;
-      }
-      Receiver receiver = additionalOutputs.get(tag);
-      if (receiver != null) {
-        receiver.accept(output);
-      } else if (tag.equals(mainTag)) {
-        mainOutput.accept(output);
-      }
+    if (lifecycle != null) {
+      lifecycle.tearDown();
     }
   }
 }

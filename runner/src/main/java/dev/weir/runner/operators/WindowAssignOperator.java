@@ -52,13 +52,11 @@ public final class WindowAssignOperator<T, W extends BoundedWindow> implements O
     Collection<W> windows;
     assignContext.element = element;
     assignContext.window = window;
-    var previous = context.metrics().swap(context.stepMetrics());
     try {
       windows = windowFn.assignWindows(assignContext);
     } catch (Exception e) {
       throw new RuntimeException("WindowFn of " + context.stepName() + " failed", e);
     } finally {
-      context.metrics().swap(previous);
       assignContext.element = null;
     }
     output.accept(WindowedValues.of(element.getValue(), element.getTimestamp(), windows, element.getPaneInfo()));

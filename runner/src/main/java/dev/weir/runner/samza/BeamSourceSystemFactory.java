@@ -3,15 +3,13 @@ package dev.weir.runner.samza;
 import dev.weir.runner.executor.ProducerEndOfStream;
 import dev.weir.runner.executor.SourceContext;
 import dev.weir.runner.executor.SourcePartition;
-import dev.weir.runner.executor.TransformSpans;
-import dev.weir.runner.metrics.MetricsSwitch;
+import dev.weir.runner.executor.StepScope;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.SourceSpec;
 import dev.weir.runner.translation.StagePlan;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.List;
-import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.samza.config.Config;
 import org.apache.samza.metrics.MetricsRegistry;
@@ -93,10 +91,8 @@ public final class BeamSourceSystemFactory implements SystemFactory {
   /** Reads source splits; see the factory's comment. */
   private static final class Consumer extends PartitionConsumer {
     private final WeirJobs.Job job;
-    /** Polling thread only: the thread's Beam metrics container during polls. */
-    private final MetricsSwitch metrics = new MetricsSwitch(new MetricsContainerImpl(null));
-    /** Polling thread only. */
-    private final TransformSpans spans = new TransformSpans();
+    /** Polling thread only: its running step; its metrics switch is the thread's Beam metrics container during polls. */
+    private final StepScope scope = new StepScope();
     /** Polling thread only: the metrics scope a drain round opened. */
     private Closeable metricsScope;
 
@@ -113,14 +109,14 @@ public final class BeamSourceSystemFactory implements SystemFactory {
             + "executor replays (it waits for the job to be quiescent before each event)");
       }
       return new Split(job.tasks().createSourcePartition(stage, ssp.getPartition().getPartitionId()),
-          job.tasks().sourceContext(stage, metrics, spans));
+          job.tasks().sourceContext(stage, scope));
     }
 
     @Override
     void beforeDrain() {
       // Once per poll round, not per element: readers report into the Read step's container,
-      // which the source partition swaps into this switch around each reader call.
-      metricsScope = MetricsEnvironment.scopedMetricsContainer(metrics);
+      // which the source partition makes current (it enters its Read step) around each reader call.
+      metricsScope = MetricsEnvironment.scopedMetricsContainer(scope.metrics());
     }
 
     @Override

@@ -38,6 +38,12 @@ import org.joda.time.Instant;
  * output ({@link #outputHold()}); rebuilt from the index when an instance opens over committed
  * timers. runners-core's own GroupByKey timers need no holds (their state holds carry them).
  *
+ * <p>Resume mode ({@link #forResumes}): the timers of a splittable DoFn's {@code ProcessFn}, which
+ * only sets processing-time timers to resume checkpointed restrictions. No event-time index is
+ * opened (resumes stay on the heap and do not survive a restart, like the operator's holds), an
+ * event-time timer is rejected, and a resume is due when the clock has reached its time
+ * ({@link #pollDueResume}: at, not strictly after), so a resume without delay is due at once.
+ *
  * <p>Threading: confined to the task's container thread.
  */
 public final class KeyedTimers implements TimerInternals {
@@ -82,6 +88,8 @@ public final class KeyedTimers implements TimerInternals {
   private final Map<Slot, Entry> index = new HashMap<>();
   /** Output timestamps of pending timers, or null when timers do not hold the output watermark. */
   private final WatermarkHolds outputHolds;
+  /** In resume mode, the operator's PTransform (for the error on an event-time timer); else null. */
+  private final String resumesOf;
   private TimerIndex eventTime;
   private Function<byte[], KeyContext<?>> keyResolver;
   private long sequence;
@@ -101,7 +109,22 @@ public final class KeyedTimers implements TimerInternals {
    *     timestamp (user timers of stateful DoFns)
    */
   public KeyedTimers(boolean holdOutput) {
+    this(holdOutput, null);
+  }
+
+  private KeyedTimers(boolean holdOutput, String resumesOf) {
     this.outputHolds = holdOutput ? new WatermarkHolds() : null;
+    this.resumesOf = resumesOf;
+  }
+
+  /**
+   * Timers in resume mode (see the class comment): processing-time only, on the heap, no
+   * {@link #open} needed.
+   *
+   * @param stepName the splittable DoFn's PTransform, for the error an event-time timer raises
+   */
+  public static KeyedTimers forResumes(String stepName) {
+    return new KeyedTimers(false, stepName);
   }
 
   /**
@@ -226,9 +249,22 @@ public final class KeyedTimers implements TimerInternals {
     return !processingTime.isEmpty() && processingNow.isAfter(processingTime.first().data.getTimestamp());
   }
 
+  /**
+   * Resume mode: removes and returns the earliest processing-time timer at or before
+   * {@code nowMs}, or null.
+   *
+   * @param nowMs epoch ms; {@link Long#MAX_VALUE} makes every timer due
+   */
+  public Entry pollDueResume(long nowMs) {
+    if (processingTime.isEmpty() || processingTime.first().data.getTimestamp().getMillis() > nowMs) {
+      return null;
+    }
+    return remove(processingTime.pollFirst());
+  }
+
   /** Number of pending timers of all keys and domains. */
   public long size() {
-    return index.size() + eventTime.size();
+    return eventTime == null ? index.size() : index.size() + eventTime.size();
   }
 
   /** Drops every pending processing-time timer (at the end of input they can no longer matter). */
@@ -265,6 +301,10 @@ public final class KeyedTimers implements TimerInternals {
 
   @Override
   public void setTimer(TimerData timer) {
+    if (resumesOf != null && timer.getDomain() != TimeDomain.PROCESSING_TIME) {
+      throw new UnsupportedOperationException("WeirRunner cannot run '" + resumesOf + "': a splittable DoFn's "
+          + "ProcessFn set a " + timer.getDomain() + " timer; only processing-time resumes are supported");
+    }
     if (timer.getDomain() == TimeDomain.EVENT_TIME) {
       deleteProcessingTimer(timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
       long[] old = eventTime.set(current.id().bytes(), timer);
@@ -303,6 +343,9 @@ public final class KeyedTimers implements TimerInternals {
   }
 
   private void deleteEventTimer(StateNamespace namespace, String timerId, String timerFamilyId) {
+    if (eventTime == null) {
+      return; // resume mode: no event-time timers
+    }
     long out = eventTime.delete(current.id().bytes(), namespace, timerId, timerFamilyId);
     if (out != Long.MIN_VALUE && outputHolds != null) {
       outputHolds.replace(new Instant(out), null);

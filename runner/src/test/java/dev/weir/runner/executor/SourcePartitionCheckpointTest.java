@@ -2,11 +2,9 @@ package dev.weir.runner.executor;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.SourceSpec;
 import java.util.List;
-import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.values.WindowedValue;
 import org.apache.samza.system.IncomingMessageEnvelope;
@@ -21,8 +19,8 @@ class SourcePartitionCheckpointTest {
         new SourceSpec.Unbounded(List.of(new FinalizationRecordingSource("partition-unit", 100))),
         "s", 0, "t", JobClock.SYSTEM, null);
     FinalizationRecordingSource.Log log = FinalizationRecordingSource.log("partition-unit");
-    partition.open(new SourceContext(PipelineOptionsFactory.create(),
-        new MetricsSwitch(new MetricsContainerImpl(null)), null, new TransformSpans(), "read"));
+    StepScope scope = new StepScope();
+    partition.open(new SourceContext(PipelineOptionsFactory.create(), scope, scope.step("read", null)));
     try {
       assertThat(partition.checkpoint()).as("nothing read yet").isFalse();
       int elements = 0;

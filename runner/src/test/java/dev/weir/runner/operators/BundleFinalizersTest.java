@@ -15,7 +15,7 @@ class BundleFinalizersTest {
 
   @Test
   void callbacksRunAtTheCommitAfterTheirBundleFinishedNotBefore() {
-    BundleFinalizers.Finalizer op = finalizers.finalizer("Step", null, null);
+    BundleFinalizers.Finalizer op = finalizers.finalizer("Step", StepRunner.CURRENT);
     op.afterBundleCommit(new Instant(5_000), () -> ran.add("a"));
     assertThat(finalizers.runCommitted()).isZero(); // a commit while the bundle is still open
     assertThat(ran).isEmpty();
@@ -30,7 +30,7 @@ class BundleFinalizersTest {
 
   @Test
   void expiredCallbacksAreDropped() {
-    BundleFinalizers.Finalizer op = finalizers.finalizer("Step", null, null);
+    BundleFinalizers.Finalizer op = finalizers.finalizer("Step", StepRunner.CURRENT);
     op.afterBundleCommit(new Instant(1_500), () -> ran.add("expired"));
     op.afterBundleCommit(new Instant(3_000), () -> ran.add("valid"));
     op.bundleFinished();
@@ -42,8 +42,8 @@ class BundleFinalizersTest {
 
   @Test
   void aFailingCallbackDoesNotStopTheOthers() {
-    BundleFinalizers.Finalizer first = finalizers.finalizer("First", null, null);
-    BundleFinalizers.Finalizer second = finalizers.finalizer("Second", null, null);
+    BundleFinalizers.Finalizer first = finalizers.finalizer("First", StepRunner.CURRENT);
+    BundleFinalizers.Finalizer second = finalizers.finalizer("Second", StepRunner.CURRENT);
     first.afterBundleCommit(new Instant(5_000), () -> {
       throw new IllegalStateException("ack failed");
     });
@@ -56,8 +56,8 @@ class BundleFinalizersTest {
 
   @Test
   void anOperatorHasUncommittedCallbacksFromRegistrationUntilTheCommitRanThem() {
-    BundleFinalizers.Finalizer op = finalizers.finalizer("Step", null, null);
-    BundleFinalizers.Finalizer other = finalizers.finalizer("Other", null, null);
+    BundleFinalizers.Finalizer op = finalizers.finalizer("Step", StepRunner.CURRENT);
+    BundleFinalizers.Finalizer other = finalizers.finalizer("Other", StepRunner.CURRENT);
     assertThat(op.hasUncommitted()).isFalse();
     op.afterBundleCommit(new Instant(5_000), () -> ran.add("a"));
     assertThat(op.hasUncommitted()).as("open bundle").isTrue();

@@ -2,12 +2,10 @@ package dev.weir.runner.operators;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.state.ContainerState;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
@@ -43,8 +41,7 @@ class GroupByKeyOperatorTest {
         GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
     List<WindowedValue<?>> out = new ArrayList<>();
     try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add),
-          new MetricsSwitch(new MetricsContainerImpl(null)), null, state, dev.weir.runner.time.JobClock.SYSTEM));
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, dev.weir.runner.time.JobClock.SYSTEM));
       IntervalWindow w = new IntervalWindow(new Instant(0), new Instant(10));
       gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(7), w, PaneInfo.NO_FIRING));
       gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(4), w, PaneInfo.NO_FIRING));
@@ -82,8 +79,7 @@ class GroupByKeyOperatorTest {
         GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
     List<WindowedValue<?>> out = new ArrayList<>();
     try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add),
-          new MetricsSwitch(new MetricsContainerImpl(null)), null, state, dev.weir.runner.time.JobClock.SYSTEM));
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, dev.weir.runner.time.JobClock.SYSTEM));
       for (int i = 0; i < 3; i++) { // windows [0,10), [10,20), [20,30), one key each
         IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
         gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
@@ -121,8 +117,7 @@ class GroupByKeyOperatorTest {
     List<WindowedValue<?>> out = new ArrayList<>();
     ManualJobClock clock = new ManualJobClock(1_000);
     try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add),
-          new MetricsSwitch(new MetricsContainerImpl(null)), null, state, clock));
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, clock));
       for (int i = 0; i < 3; i++) { // one pane timer per key, all at 1_010
         gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(i), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
       }

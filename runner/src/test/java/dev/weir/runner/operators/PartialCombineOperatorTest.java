@@ -2,12 +2,10 @@ package dev.weir.runner.operators;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.state.ContainerState;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.transforms.Sum;
@@ -33,7 +31,7 @@ class PartialCombineOperatorTest {
     List<WindowedValue<?>> shuffled = new ArrayList<>();
     try (ContainerState state = ContainerState.inMemory(10)) {
       partial.open(new OperatorContext(PipelineOptionsFactory.create(), "combine", 0,
-          Map.of(new TupleTag<>(), shuffled::add), new MetricsSwitch(new MetricsContainerImpl(null)), null, state, dev.weir.runner.time.JobClock.SYSTEM));
+          Map.of(new TupleTag<>(), shuffled::add), state, dev.weir.runner.time.JobClock.SYSTEM));
       IntervalWindow w0 = new IntervalWindow(new Instant(0), new Instant(10));
       IntervalWindow w1 = new IntervalWindow(new Instant(10), new Instant(20));
       for (int i = 0; i < 1000; i++) {

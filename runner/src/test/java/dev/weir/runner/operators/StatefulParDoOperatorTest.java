@@ -2,13 +2,11 @@ package dev.weir.runner.operators;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarLongCoder;
@@ -71,8 +69,7 @@ class StatefulParDoOperatorTest {
     StatefulParDoOperator<String, Long, String> op = new StatefulParDoOperator<>(new TimerFn(), tag, List.of(),
         coder, Map.of(tag, StringUtf8Coder.of()), WindowingStrategy.globalDefault(),
         DoFnSchemaInformation.create(), Map.of());
-    op.open(new OperatorContext(PipelineOptionsFactory.create(), "timers", 0, Map.of(tag, out::add),
-        new MetricsSwitch(new MetricsContainerImpl(null)), null, state, JobClock.SYSTEM));
+    op.open(new OperatorContext(PipelineOptionsFactory.create(), "timers", 0, Map.of(tag, out::add), state, JobClock.SYSTEM));
     return op;
   }
 

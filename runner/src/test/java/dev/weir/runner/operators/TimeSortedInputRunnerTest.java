@@ -2,13 +2,11 @@ package dev.weir.runner.operators;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.state.ContainerState;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarLongCoder;
@@ -59,8 +57,7 @@ class TimeSortedInputRunnerTest {
     StatefulParDoOperator<String, Long, String> op = new StatefulParDoOperator<>(new Recorder(), tag, List.of(),
         coder, Map.of(tag, StringUtf8Coder.of()), WindowingStrategy.globalDefault().withAllowedLateness(lateness),
         DoFnSchemaInformation.create(), Map.of());
-    op.open(new OperatorContext(PipelineOptionsFactory.create(), "sorted", 0, Map.of(tag, out::add),
-        new MetricsSwitch(new MetricsContainerImpl(null)), null, state, dev.weir.runner.time.JobClock.SYSTEM));
+    op.open(new OperatorContext(PipelineOptionsFactory.create(), "sorted", 0, Map.of(tag, out::add), state, dev.weir.runner.time.JobClock.SYSTEM));
     return op;
   }
 

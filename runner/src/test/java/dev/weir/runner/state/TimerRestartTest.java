@@ -2,7 +2,6 @@ package dev.weir.runner.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.OperatorDriver;
 import dev.weir.runner.operators.StatefulParDoOperator;
@@ -14,7 +13,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
@@ -69,8 +67,7 @@ class TimerRestartTest {
     StatefulParDoOperator<String, Long, KV<String, Long>> op = new StatefulParDoOperator<>(new TimerFn(), tag,
         List.of(), coder, outputCoders, WindowingStrategy.globalDefault(), DoFnSchemaInformation.create(), Map.of());
     op.open(new OperatorContext(PipelineOptionsFactory.create(), "timers", 0,
-        Map.of(tag, (WindowedValue<?> v) -> out.add((KV<String, Long>) v.getValue())),
-        new MetricsSwitch(new MetricsContainerImpl(null)), null, state, JobClock.SYSTEM));
+        Map.of(tag, (WindowedValue<?> v) -> out.add((KV<String, Long>) v.getValue())), state, JobClock.SYSTEM));
     return op;
   }
 
