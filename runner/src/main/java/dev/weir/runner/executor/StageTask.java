@@ -5,12 +5,12 @@ import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.Receiver;
-import dev.weir.runner.operators.SideInputConsumer;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,11 +36,11 @@ import org.joda.time.Instant;
  *
  * <h2>Phases</h2>
  *
- * The task is in one {@link TaskPhase} at a time, and {@link #nextOp()} is the one place that
- * turns phase and outbox into what the container does with it next (Samza's
- * {@code AsyncTaskWorker.nextOp()}): drain the outbox while it waits for room downstream, else
- * fire the next slice of ready timers while FIRING or ENDING, else take input and ticks while
- * RUNNING or DRAINING, else nothing (DONE). {@link TaskPhase} draws the transitions.
+ * The task is in one {@link TaskPhase} at a time (RUNNING, FIRING, ENDING, DRAINING, DONE; the
+ * enum draws the transitions), and {@link #nextOp()} is the one place that turns phase and outbox
+ * into what the container does with it next (Samza's {@code AsyncTaskWorker.nextOp()}): drain the
+ * outbox while it waits for room downstream, else fire the next slice of ready timers (FIRING,
+ * ENDING), else take input and ticks (RUNNING, DRAINING), else nothing (DONE).
  *
  * <h2>What it does with each envelope</h2>
  *
@@ -48,12 +48,9 @@ import org.joda.time.Instant;
  *   <li><b>Element</b>: handed to the entry operator of the partition it came from; counted into
  *       the open bundle, which is finished at {@code maxBundleSize} elements (or by a tick after
  *       {@code maxBundleTimeMs}).
- *   <li><b>Watermark</b> ({@link ProducerWatermark}): recorded for its producer in the task's
- *       {@link StageWatermarks}. When the task's input watermark advances, the bundle is finished
- *       and every node, in topological order, gets its input watermark (the task's, lowered by
- *       the holds of the nodes upstream of it) in one {@link Operator#advanceWatermark} call that
- *       also fires a slice of its ready timers; each stream writer sends the watermark of the
- *       nodes feeding it if it advanced.
+ *   <li><b>Watermark</b> ({@link ProducerWatermark}): recorded in the task's
+ *       {@link StageWatermarks}; when the task's input watermark advances, the bundle is finished
+ *       and a watermark pass ({@link #propagateWatermarks}) delivers it through the stage.
  *   <li><b>Side-input envelopes</b> (broadcast streams): handed to the consuming operator's side
  *       inputs; their watermarks advance only that view's side-input watermark, never the task's.
  *   <li><b>End of stream</b> ({@link ProducerEndOfStream}): when every producer of every input
@@ -63,26 +60,20 @@ import org.joda.time.Instant;
  *       once that work is done.
  * </ul>
  *
- * <p>Timer firings in slices: when a watermark (or a processing-time tick) makes more timers
- * ready than fit in one pass (e.g. the end of input, or a processing-time trigger, over many
- * keys), each operator fires at most {@value #TIMERS_PER_PASS} per pass, none while the outbox is
- * blocked, and holds its output watermark at the earliest unfired event-time timer; meanwhile the
- * task is FIRING (or ENDING): it takes no input and no tick, and the container resumes the firing
- * each pass ({@link #continueTimers()}), each pass one bundle.
- *
- * <p>Checkpoints: a task reading unbounded source splits takes their checkpoint marks when it
- * finishes a bundle that read elements, asks the container for a commit, and finalizes the marks
- * after a commit at which its outbox is empty ({@link #committed()}).
+ * <p>Timer firings in slices: when a watermark (or a tick) makes more timers ready than fit in one
+ * pass (the end of input, or a processing-time trigger, over many keys), each operator fires at
+ * most {@value #TIMERS_PER_PASS} per pass, none while the outbox is blocked ({@link FiringGate}),
+ * and holds its output watermark at the earliest unfired event-time timer; meanwhile the task is
+ * FIRING (or ENDING) and the container resumes the firing each pass ({@link #continueTimers()}),
+ * each pass one bundle. Checkpoint marks of unbounded source splits: {@link SourceCheckpoints}.
  *
  * <p>Time: {@link #tick()} (the container's periodic tick, samza-api's {@code window}) closes
  * bundles older than {@code maxBundleTimeMs} of real time and gives operators the job's
- * {@link JobClock} time for processing-time timers; the clock is the system clock, or a test
- * stream's manual clock. A bundle that no input element opened (one opened by the tick's
- * processing-time firings, or by pushed-back elements a side input released) is finished at the
- * end of the tick, as the firings of a watermark are: output that a downstream DoFn of the stage
- * buffers until {@code @FinishBundle} (or a lifted combine's partial accumulators) goes on at once
- * rather than at the next input bundle or watermark ({@link Operator#inBundle()}). Firings that
- * join a bundle of input elements are finished with it, by the count and time rules.
+ * {@link JobClock} time (the system clock, or a test stream's manual clock) for processing-time
+ * timers. A bundle that no input element opened (by the tick's firings, or by pushed-back
+ * elements a side input released) is finished at the end of the tick, as a watermark's firings
+ * are, so output a downstream DoFn buffers until {@code @FinishBundle} goes on at once
+ * ({@link Operator#inBundle()}); firings that join a bundle of input elements end with it.
  *
  * <p>Created by {@link WeirTaskFactory} (the task factory of the job's samza-api
  * {@code TaskApplication}). Threading: owned by one container; every method runs on that
@@ -94,43 +85,19 @@ public final class StageTask
   /** Ready timers fired per operator per run-loop pass (fewer when the outbox blocks). */
   static final int TIMERS_PER_PASS = 64;
 
-  /** One input partition: where its envelopes go. Its watermarks live in {@link StageWatermarks}. */
-  private static final class Input {
-    /** The input's index in the task's {@link StageWatermarks}. */
-    final int index;
-    final InputPartition partition;
-    /** The entry operator; wrapped in the entry transform's span at {@link StageTask#open}. */
-    Receiver entry;
-    /** For a side-input stream: the consuming operator and the view's index; else null / -1. */
-    final SideInputConsumer sideConsumer;
-    final int sideIndex;
-    /** The stage node this input enters. */
-    final int entryNode;
-
-    Input(int index, InputPartition partition, Receiver entry, int entryNode, SideInputConsumer sideConsumer,
-        int sideIndex) {
-      this.index = index;
-      this.partition = partition;
-      this.entryNode = entryNode;
-      this.entry = entry;
-      this.sideConsumer = sideConsumer;
-      this.sideIndex = sideIndex;
-    }
-  }
-
   private final TaskName name;
   private final StagePlan stage;
   private final int partition;
   private final PipelineOptions options;
   private final int maxBundleSize;
-  private final long maxBundleNanos;
+  private final long maxBundleNs;
   private final TaskOutbox outbox;
   private final JobClock clock;
   private final Operator[] operators;
   /** Per node: its stream writer if it is a stage tail, else null. */
   private final StreamWriter[] writerAt;
   private final List<StreamWriter> writers = new ArrayList<>();
-  private final Input[] inputs;
+  private final TaskInput[] inputs;
   private final StageWatermarks watermarks;
   private final FiringGate gate;
   private final SourceCheckpoints checkpoints;
@@ -143,7 +110,7 @@ public final class StageTask
   /** The task's step metrics, staged for commit at each finished bundle; set at {@link #open}. */
   private StepMetrics.Task taskMetrics;
   private int bundleElements;
-  private long bundleStartNanos;
+  private long bundleStartNs;
   private TaskPhase phase = TaskPhase.RUNNING;
   /** The phase FIRING returns to after the last ready timer fired: RUNNING or DRAINING. */
   private TaskPhase afterFiring = TaskPhase.RUNNING;
@@ -164,7 +131,7 @@ public final class StageTask
     this.partition = partition;
     this.options = options;
     this.maxBundleSize = Math.max(1, maxBundleSize);
-    this.maxBundleNanos = Math.max(0, maxBundleTimeMs) * 1_000_000L;
+    this.maxBundleNs = Math.max(0, maxBundleTimeMs) * 1_000_000L;
     this.metricsEnabled = metricsEnabled;
     List<NodeSpec> nodes = stage.nodes();
     this.operators = new Operator[nodes.size()];
@@ -185,21 +152,13 @@ public final class StageTask
         operators[node.index()] = node.factory().create();
       }
     }
-    this.inputs = new Input[inputPartitions.size()];
+    this.inputs = new TaskInput[inputPartitions.size()];
     int[] producers = new int[inputs.length];
     boolean[] sideInputs = new boolean[inputs.length];
     for (int i = 0; i < inputs.length; i++) {
-      StagePlan.Input planned = stage.source() != null ? null : stage.inputs().get(i);
-      int entry = planned == null ? 0 : planned.entryNode();
-      SideInputConsumer consumer = null;
-      int sideIndex = -1;
-      if (planned != null && planned.isSideInput()) {
-        consumer = (SideInputConsumer) operators[entry];
-        sideIndex = planned.sideInput();
-      }
-      inputs[i] = new Input(i, inputPartitions.get(i), operators[entry], entry, consumer, sideIndex);
+      inputs[i] = TaskInput.of(stage, i, inputPartitions.get(i), operators);
       producers[i] = inputPartitions.get(i).producers();
-      sideInputs[i] = consumer != null;
+      sideInputs[i] = inputs[i].isSideInput();
     }
     this.watermarks = new StageWatermarks(producers, sideInputs, StageWatermarks.predecessorsOf(nodes), writerNodes);
     List<SourcePartition> unbounded = new ArrayList<>();
@@ -218,11 +177,7 @@ public final class StageTask
 
   /** Input partitions, for the container's round-robin. */
   List<InputPartition> inputPartitions() {
-    List<InputPartition> result = new ArrayList<>(inputs.length);
-    for (Input input : inputs) {
-      result.add(input.partition);
-    }
-    return result;
+    return Arrays.stream(inputs).map(input -> input.partition).toList();
   }
 
   /**
@@ -265,14 +220,14 @@ public final class StageTask
         spans.exit(previous);
       }
     }
-    for (Input input : inputs) {
+    for (TaskInput input : inputs) {
       if (input.sideConsumer == null) {
         input.entry = new SpannedReceiver(input.entry, tags[input.entryNode], spans);
       }
     }
     if (stage.source() != null) {
       SourceContext sourceContext = new SourceContext(options, metrics, containers[0], spans, tags[0]);
-      for (Input input : inputs) {
+      for (TaskInput input : inputs) {
         input.partition.open(sourceContext);
       }
     }
@@ -300,44 +255,35 @@ public final class StageTask
     };
   }
 
-  /** The task's phase (for tests and diagnostics). */
-  TaskPhase phase() {
-    return phase;
-  }
-
   @Override
   public void processAsync(IncomingMessageEnvelope envelope, MessageCollector collector,
       TaskCoordinator coordinator, TaskCallback callback) {
     try {
-      Input input = inputOf(envelope);
+      TaskInput input = inputOf(envelope);
       Object message = envelope.getMessage();
-      if (input.sideConsumer != null) {
-        processSideInput(input, message);
-        callback.complete();
-        return;
-      }
       if (message instanceof WindowedValue<?> element) {
-        Object key = envelope.getKey();
-        if (key != null) {
-          input.entry.acceptKeyed((byte[]) key, element);
+        if (input.sideConsumer != null) {
+          acceptSideInput(input, element);
         } else {
-          input.entry.accept(element);
-        }
-        if (bundleElements++ == 0) {
-          bundleStartNanos = System.nanoTime();
-        }
-        if (bundleElements >= maxBundleSize) {
-          finishBundle();
+          Object key = envelope.getKey();
+          if (key != null) {
+            input.entry.acceptKeyed((byte[]) key, element);
+          } else {
+            input.entry.accept(element);
+          }
+          if (bundleElements++ == 0) {
+            bundleStartNs = System.nanoTime();
+          }
+          if (bundleElements >= maxBundleSize) {
+            finishBundle();
+          }
         }
       } else if (message instanceof ProducerWatermark watermark) {
         watermarks.onProducerWatermark(input.index, watermark.producer(), watermark.getTimestamp());
-        advanceWatermark();
+        watermarkMoved(input);
       } else if (message instanceof ProducerEndOfStream end) {
         watermarks.onProducerEnd(input.index, end.producer());
-        advanceWatermark();
-        if (watermarks.allInputsEnded()) {
-          onEndOfStream(collector, coordinator);
-        }
+        watermarkMoved(input);
       } else {
         throw new IllegalStateException("unexpected message " + message + " on " + envelope.getSystemStreamPartition());
       }
@@ -347,35 +293,34 @@ public final class StageTask
     }
   }
 
-  /**
-   * A side-input envelope: elements go to the consuming operator's side-input store; watermarks
-   * and end-of-stream advance that view's side-input watermark only (never the task's input
-   * watermark), which may release pushed-back elements and so lower the operator's hold.
-   */
-  private void processSideInput(Input input, Object message) {
-    if (message instanceof WindowedValue<?> element) {
-      String previous = spans.enter(tags[input.entryNode]);
-      try {
-        input.sideConsumer.acceptSideInput(input.sideIndex, element);
-      } finally {
-        spans.exit(previous);
-      }
-      return;
-    }
-    if (message instanceof ProducerWatermark watermark) {
-      watermarks.onProducerWatermark(input.index, watermark.producer(), watermark.getTimestamp());
-    } else if (message instanceof ProducerEndOfStream end) {
-      watermarks.onProducerEnd(input.index, end.producer());
-    } else {
-      throw new IllegalStateException("unexpected message " + message + " on " + input.partition.ssp());
-    }
+  /** A side-input element goes to the consuming operator's side-input store. */
+  private void acceptSideInput(TaskInput input, WindowedValue<?> element) {
     String previous = spans.enter(tags[input.entryNode]);
     try {
-      input.sideConsumer.advanceSideInputWatermark(input.sideIndex, watermarks.inputWatermarkMs(input.index));
+      input.sideConsumer.acceptSideInput(input.sideIndex, element);
     } finally {
       spans.exit(previous);
     }
-    settle(propagateWatermarks(true));
+  }
+
+  /**
+   * A producer's watermark or end of stream was recorded for {@code input}. A main input may move
+   * the task's input watermark; a side input moves only its view's side-input watermark (never
+   * the task's), which may release pushed-back elements and so lower the operator's hold. Once
+   * every input ended, the end of input follows.
+   */
+  private void watermarkMoved(TaskInput input) {
+    if (input.sideConsumer == null) {
+      advanceWatermark();
+    } else {
+      String previous = spans.enter(tags[input.entryNode]);
+      try {
+        input.sideConsumer.advanceSideInputWatermark(input.sideIndex, watermarks.inputWatermarkMs(input.index));
+      } finally {
+        spans.exit(previous);
+      }
+      settle(propagateWatermarks(true));
+    }
     if (watermarks.allInputsEnded()) {
       onEndOfStream(null, null);
     }
@@ -388,17 +333,15 @@ public final class StageTask
   }
 
   /**
-   * The container's periodic tick (RUNNING or DRAINING): closes a bundle older than
-   * {@code maxBundleTimeMs}, gives every operator the job clock's time for processing-time timers,
-   * then delivers what that released (a bundle the firings opened ends here) and fires the first
-   * slice of the timers it made ready (FIRING if some remain). DRAINING ends once no operator has
-   * pending work.
+   * The container's periodic tick (RUNNING, DRAINING): closes a bundle older than
+   * {@code maxBundleTimeMs}, gives operators the clock's time for processing-time timers, then one
+   * watermark pass (FIRING if timers remain); DRAINING ends once no operator has pending work.
    *
    * @return work done: a timed-out bundle closed, timers fired, a bundle the tick opened finished
    */
   int tick() {
     int work = 0;
-    if (bundleElements > 0 && System.nanoTime() - bundleStartNanos >= maxBundleNanos) {
+    if (bundleElements > 0 && System.nanoTime() - bundleStartNs >= maxBundleNs) {
       finishBundle();
       work++;
     }
@@ -486,24 +429,18 @@ public final class StageTask
         if (timersLeft) {
           afterFiring = phase;
           phase = TaskPhase.FIRING;
-          if (quiescence != null) {
-            quiescence.sent();
-          }
+          countFiring(true);
         }
       }
       case FIRING -> {
         if (!timersLeft) {
           phase = afterFiring;
-          if (quiescence != null) {
-            quiescence.processed();
-          }
+          countFiring(false);
         }
       }
       case ENDING -> {
         if (!timersLeft) {
-          if (quiescence != null) {
-            quiescence.processed();
-          }
+          countFiring(false);
           endInput();
         }
       }
@@ -511,11 +448,18 @@ public final class StageTask
     }
   }
 
+  /** Waiting firings are work in flight: a test stream must not move on (one envelope's worth). */
+  private void countFiring(boolean started) {
+    if (quiescence != null && started) {
+      quiescence.sent();
+    } else if (quiescence != null) {
+      quiescence.processed();
+    }
+  }
+
   /**
-   * FIRING or ENDING: fires the next slice of ready timers (up to {@value #TIMERS_PER_PASS} per
-   * operator, stopping when the outbox blocks), then delivers whatever watermarks that released
-   * and, after the last, leaves the firing phase. Called by the container once per pass while
-   * {@link #nextOp()} is {@link TaskOp#FIRE_TIMERS}.
+   * FIRING or ENDING ({@link TaskOp#FIRE_TIMERS}): one watermark pass, which fires the next slice
+   * of ready timers and delivers the watermarks that released; after the last, the phase moves on.
    *
    * @return the number of timers fired
    */
@@ -539,7 +483,7 @@ public final class StageTask
         spans.exit(previous);
       }
     }
-    for (Input input : inputs) {
+    for (TaskInput input : inputs) {
       input.partition.close();
     }
   }
@@ -551,28 +495,14 @@ public final class StageTask
     return moved;
   }
 
-  /**
-   * The container committed: if every output of this task has left its outbox, the checkpoint
-   * marks its source splits held are covered by the commit and are finalized now; otherwise they
-   * wait for a commit after the outbox drained.
-   */
+  /** The container committed: held checkpoint marks are finalized if the outbox is empty. */
   void committed() {
     checkpoints.committed(outbox.isBlocked(), spans, tags[0]);
   }
 
-  /** The task's current input watermark, epoch ms. */
-  long inputWatermarkMs() {
-    return watermarks.inputWatermarkMs();
-  }
-
-  /** The last watermark this task sent downstream, epoch ms. */
-  long outputWatermarkMs() {
-    return watermarks.outputWatermarkMs();
-  }
-
-  private Input inputOf(IncomingMessageEnvelope envelope) {
+  private TaskInput inputOf(IncomingMessageEnvelope envelope) {
     Object ssp = envelope.getSystemStreamPartition();
-    for (Input input : inputs) { // few inputs: an identity scan beats hashing
+    for (TaskInput input : inputs) { // few inputs: an identity scan beats hashing
       if (input.partition.ssp() == ssp) {
         return input;
       }

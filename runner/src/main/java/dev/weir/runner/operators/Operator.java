@@ -39,9 +39,12 @@ public interface Operator extends Receiver {
    * processing-time tick and no further watermark, and calls again on every run-loop pass until
    * this returns true. Operators that ignore watermarks keep the default (true, nothing done).
    *
-   * @param inputWatermarkMs the node's input watermark, epoch ms, never below an earlier call's
+   * @param inputWatermarkMs the node's input watermark, epoch ms; a value not above the last one
+   *     delivered (e.g. {@link Long#MIN_VALUE}) means no advance
    * @param timerBudget the most timers to fire in this call, at least 0 (0: only deliver)
-   * @param outputBlocked asked before each firing; true stops the slice (not called with budget 0)
+   * @param outputBlocked asked once before each firing, only while a timer is ready and budget is
+   *     left (never with budget 0); true stops the slice, false is followed by one firing (the
+   *     task counts firings this way)
    * @return true when no ready timer waits to fire (the advance is complete), false otherwise
    */
   default boolean advanceWatermark(long inputWatermarkMs, int timerBudget, BooleanSupplier outputBlocked) {

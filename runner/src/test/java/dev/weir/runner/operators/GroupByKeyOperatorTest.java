@@ -111,6 +111,40 @@ class GroupByKeyOperatorTest {
   }
 
   @Test
+  void oneWatermarkCall_firesAtMostItsBudgetAndNothingWhileTheOutputIsBlocked() {
+    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
+        .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
+    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
+        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    List<WindowedValue<?>> out = new ArrayList<>();
+    try (ContainerState state = ContainerState.inMemory(1000)) {
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add),
+          new MetricsSwitch(new MetricsContainerImpl(null)), null, state, dev.weir.runner.time.JobClock.SYSTEM));
+      for (int i = 0; i < 3; i++) {
+        IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
+        gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
+      }
+      gbk.finishBundle();
+      java.util.concurrent.atomic.AtomicBoolean blocked = new java.util.concurrent.atomic.AtomicBoolean(true);
+
+      assertThat(gbk.advanceWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 64, blocked::get)).isFalse();
+      assertThat(out).as("the outbox is blocked: the watermark only makes timers ready").isEmpty();
+      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
+
+      blocked.set(false);
+      assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).as("one timer left").isFalse();
+      assertThat(out).hasSize(2);
+      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(29));
+      assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).isTrue();
+      assertThat(out).hasSize(3);
+      assertThat(gbk.advanceWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 2, blocked::get))
+          .as("the same watermark again is no advance").isTrue();
+      assertThat(out).hasSize(3);
+    }
+  }
+
+  @Test
   void processingTimeTimersFireInSlicesOnlyOnceTheTickIsStrictlyPastThem() {
     TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(new GlobalWindows())
