@@ -33,13 +33,13 @@ import org.slf4j.LoggerFactory;
  *   <li>idle with back-off if nothing happened.
  * </ol>
  *
- * Each phase acts on the tasks whose {@link StageTask#nextOp()} is its own (drain, fire, process
+ * <p>Each phase acts on the tasks whose {@link StageTask#nextOp()} is its own (drain, fire, process
  * and tick), so whether a task may run is decided once, by the task. Each phase reports its work
  * (envelopes moved or processed, timers fired, a tick's closed bundles and firings) and is timed:
  * {@link #runLoopMetrics()} keeps cumulative ns per phase, iterations and utilization, from one
  * {@link System#nanoTime()} per phase boundary per iteration.
  *
- * The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
+ * <p>The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
  * another container's failure), or when a task fails; tasks are closed on this thread either way.
  *
  * <p>State and commits: the container owns one {@link ContainerState} (storage + object cache)

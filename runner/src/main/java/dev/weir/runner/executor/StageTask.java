@@ -53,11 +53,9 @@ import org.joda.time.Instant;
  *       and a watermark pass ({@link #propagateWatermarks}) delivers it through the stage.
  *   <li><b>Side-input envelopes</b> (broadcast streams): handed to the consuming operator's side
  *       inputs; their watermarks advance only that view's side-input watermark, never the task's.
- *   <li><b>End of stream</b> ({@link ProducerEndOfStream}): when every producer of every input
- *       ended, the watermark advances to +infinity; once the timers that made ready fired (ENDING),
- *       the bundle is finished and end-of-stream goes on, or, if an operator still has pending
- *       work ({@link Operator#hasPendingWork()}), the task keeps ticking (DRAINING) and sends it
- *       once that work is done.
+ *   <li><b>End of stream</b> ({@link ProducerEndOfStream}): once every producer of every input
+ *       ended, the watermark goes to +infinity; after its firings (ENDING) end-of-stream goes on,
+ *       or, while operators have pending work ({@link Operator#hasPendingWork()}), after it (DRAINING).
  * </ul>
  *
  * <p>Timer firings in slices: when a watermark (or a tick) makes more timers ready than fit in one
@@ -75,10 +73,9 @@ import org.joda.time.Instant;
  * are, so output a downstream DoFn buffers until {@code @FinishBundle} goes on at once
  * ({@link Operator#inBundle()}); firings that join a bundle of input elements end with it.
  *
- * <p>Created by {@link WeirTaskFactory} (the task factory of the job's samza-api
- * {@code TaskApplication}). Threading: owned by one container; every method runs on that
- * container's thread. Processing is synchronous: the callback completes before
- * {@link #processAsync} returns.
+ * <p>Created by {@link WeirTaskFactory} (the job's samza-api task factory). Threading: owned by one
+ * container; every method runs on its thread. {@link #processAsync} completes its callback before
+ * it returns.
  */
 public final class StageTask
     implements AsyncStreamTask, InitableTask, WindowableTask, EndOfStreamListenerTask, ClosableTask {
@@ -238,6 +235,11 @@ public final class StageTask
     // Opened by the embedded container through open(MetricsSwitch); nothing to do from samza-api.
   }
 
+  /** The task's phase (for tests). */
+  TaskPhase phase() {
+    return phase;
+  }
+
   /**
    * What the container should do with this task next, the task's one priority ladder: while the
    * outbox waits for room, only drain it; else, by phase, fire timers (FIRING, ENDING), take input
@@ -381,11 +383,7 @@ public final class StageTask
 
   /** Whether the task's end of input was already handled (ENDING, DRAINING or DONE, or FIRING from DRAINING). */
   private boolean inputEnded() {
-    return switch (phase) {
-      case RUNNING -> false;
-      case FIRING -> afterFiring == TaskPhase.DRAINING;
-      case ENDING, DRAINING, DONE -> true;
-    };
+    return phase == TaskPhase.FIRING ? afterFiring == TaskPhase.DRAINING : phase != TaskPhase.RUNNING;
   }
 
   /** Every input ended and every ready timer fired: finish, then DRAINING or end-of-stream. */
@@ -429,18 +427,24 @@ public final class StageTask
         if (timersLeft) {
           afterFiring = phase;
           phase = TaskPhase.FIRING;
-          countFiring(true);
+          if (quiescence != null) { // waiting firings are work in flight: a test stream must wait
+            quiescence.sent();
+          }
         }
       }
       case FIRING -> {
         if (!timersLeft) {
           phase = afterFiring;
-          countFiring(false);
+          if (quiescence != null) {
+            quiescence.processed();
+          }
         }
       }
       case ENDING -> {
         if (!timersLeft) {
-          countFiring(false);
+          if (quiescence != null) {
+            quiescence.processed();
+          }
           endInput();
         }
       }
@@ -448,14 +452,6 @@ public final class StageTask
     }
   }
 
-  /** Waiting firings are work in flight: a test stream must not move on (one envelope's worth). */
-  private void countFiring(boolean started) {
-    if (quiescence != null && started) {
-      quiescence.sent();
-    } else if (quiescence != null) {
-      quiescence.processed();
-    }
-  }
 
   /**
    * FIRING or ENDING ({@link TaskOp#FIRE_TIMERS}): one watermark pass, which fires the next slice
