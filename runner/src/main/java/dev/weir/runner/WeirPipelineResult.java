@@ -1,6 +1,8 @@
 package dev.weir.runner;
 
 import dev.weir.runner.executor.JobExecutor;
+import dev.weir.runner.executor.RunLoopMetrics;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -43,6 +45,14 @@ public final class WeirPipelineResult implements PipelineResult {
     } catch (CompletionException e) {
       return e.getCause() instanceof CancellationException ? State.CANCELLED : State.FAILED;
     }
+  }
+
+  /**
+   * Per container, where its run loop has spent its time so far: cumulative ns per phase,
+   * iterations and utilization ({@link RunLoopMetrics}). Any thread, also while the job runs.
+   */
+  public List<RunLoopMetrics.Snapshot> runLoopMetrics() {
+    return executor.runLoopMetrics();
   }
 
   /** Stops all containers within about a second and closes every task. */

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #continueTimers()}: tasks whose operators still have ready timers (made ready by a
  *       watermark or a tick) fire the next bounded slice of them (see {@link StageTask#continueTimers()});
  *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
- *       {@value #BURST} envelopes each, skipping tasks that are blocked, firing timers or done;
+ *       {@value #BURST} envelopes each, while the task's next op is to take input;
  *   <li>{@link #tick()}: every {@value #TICK_NS} ns (real time; every iteration while a test
  *       stream awaits quiescence), let tasks close timed-out bundles
  *       and fire processing-time timers ({@code WindowableTask.window}) at the job's
@@ -31,7 +31,13 @@ import org.slf4j.LoggerFactory;
  *   <li>idle with back-off if nothing happened.
  * </ol>
  *
- * The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
+ * <p>Each phase acts on the tasks whose {@link StageTask#nextOp()} is its own (drain, fire, process
+ * and tick), so whether a task may run is decided once, by the task. Each phase reports its work
+ * (envelopes moved or processed, timers fired, a tick's closed bundles and firings) and is timed:
+ * {@link #runLoopMetrics()} keeps cumulative ns per phase, iterations and utilization, from one
+ * {@link System#nanoTime()} per phase boundary per iteration.
+ *
+ * <p>The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
  * another container's failure), or when a task fails; tasks are closed on this thread either way.
  *
  * <p>State and commits: the container owns one {@link ContainerState} (storage + object cache)
@@ -99,6 +105,7 @@ final class Container implements Runnable {
   private final Quiescence quiescence;
   private final Callback callback = new Callback();
   private final BackoffIdle idle = new BackoffIdle();
+  private final RunLoopMetrics loop = new RunLoopMetrics();
   private volatile boolean running = true;
   private int cursor;
   private long lastTickNs;
@@ -123,6 +130,11 @@ final class Container implements Runnable {
     return "weir-container-" + id;
   }
 
+  /** Where this container's run loop spends its time; readable from any thread while it runs. */
+  RunLoopMetrics runLoopMetrics() {
+    return loop;
+  }
+
   /** Asks the loop to end at its next iteration. Any thread. */
   void stop() {
     running = false;
@@ -142,13 +154,28 @@ final class Container implements Runnable {
       for (StageTask task : tasks) {
         task.open(scope, commit);
       }
+      long t0 = System.nanoTime();
       while (running && !allDone()) {
         int work = drainOutboxes();
+        long t1 = System.nanoTime();
         work += continueTimers();
+        long t2 = System.nanoTime();
         work += processEnvelopes();
+        long t3 = System.nanoTime();
         work += tick();
+        long t4 = System.nanoTime();
         commit.commitIfNeeded();
+        long t5 = System.nanoTime();
         idle.idle(work);
+        long t6 = System.nanoTime();
+        loop.add(RunLoopMetrics.Phase.DRAIN_OUTBOXES, t1 - t0);
+        loop.add(RunLoopMetrics.Phase.FIRE_TIMERS, t2 - t1);
+        loop.add(RunLoopMetrics.Phase.PROCESS_ENVELOPES, t3 - t2);
+        loop.add(RunLoopMetrics.Phase.TICK, t4 - t3);
+        loop.add(RunLoopMetrics.Phase.COMMIT, t5 - t4);
+        loop.add(RunLoopMetrics.Phase.IDLE, t6 - t5);
+        loop.iterationDone();
+        t0 = t6;
       }
       if (running) {
         commit.commitIfNeeded();
@@ -182,34 +209,36 @@ final class Container implements Runnable {
     executor.containerExited(this, failure);
   }
 
+  /** Whether every task is done with an empty outbox. */
   private boolean allDone() {
     for (StageTask task : tasks) {
-      if (!task.isDone() || task.isBlocked()) {
+      if (task.nextOp() != TaskOp.NONE) {
         return false;
       }
     }
     return true;
   }
 
+  /** Moves blocked tasks' output downstream; returns envelopes moved. */
   private int drainOutboxes() {
     int moved = 0;
     for (StageTask task : tasks) {
-      if (task.isBlocked()) {
+      if (task.nextOp() == TaskOp.DRAIN_OUTBOX) {
         moved += task.drainOutbox();
       }
     }
     return moved;
   }
 
-  /** Fires the next slice of ready timers of tasks that have some and room for their output. */
+  /** Fires the next slice of ready timers of tasks that have some and room for their output; returns timers fired. */
   private int continueTimers() {
-    int work = 0;
+    int fired = 0;
     for (StageTask task : tasks) {
-      if (task.hasPendingTimers() && !task.isBlocked()) {
-        work += task.continueTimers();
+      if (task.nextOp() == TaskOp.FIRE_TIMERS) {
+        fired += task.continueTimers();
       }
     }
-    return work;
+    return fired;
   }
 
   private int processEnvelopes() throws Throwable {
@@ -218,7 +247,7 @@ final class Container implements Runnable {
     for (int i = 0; i < n; i++) {
       Slot slot = slots[(cursor + i) % n];
       StageTask task = slot.task();
-      for (int b = 0; b < BURST && !task.isDone() && !task.isBlocked() && !task.hasPendingTimers(); b++) {
+      for (int b = 0; b < BURST && task.nextOp() == TaskOp.PROCESS; b++) {
         IncomingMessageEnvelope envelope = slot.input().poll();
         if (envelope == null) {
           break;
@@ -237,6 +266,7 @@ final class Container implements Runnable {
     return processed;
   }
 
+  /** Ticks the tasks taking input, every {@link #TICK_NS}; returns their work (see {@link StageTask#tick()}). */
   private int tick() throws Exception {
     long now = System.nanoTime();
     if (now - lastTickNs < TICK_NS && (quiescence == null || !quiescence.awaited())) {
@@ -244,14 +274,15 @@ final class Container implements Runnable {
     }
     lastTickNs = now;
     long clockMillis = clock.millis(); // read before the tasks do: they see this time or later
+    int work = 0;
     for (StageTask task : tasks) {
-      if (!task.isDone() && !task.isBlocked() && !task.hasPendingTimers()) {
-        task.window(NO_COLLECTOR, NO_COORDINATOR);
+      if (task.nextOp() == TaskOp.PROCESS) {
+        work += task.tick();
       }
     }
     if (quiescence != null) {
       quiescence.ticked(id, clockMillis);
     }
-    return 0;
+    return work;
   }
 }

@@ -125,6 +125,18 @@ public final class JobExecutor {
     return metrics.results();
   }
 
+  /**
+   * Per container, in container order, where its run loop spends its time so far (see
+   * {@link RunLoopMetrics}); empty before {@link #start()}. Any thread, also while running.
+   */
+  public synchronized List<RunLoopMetrics.Snapshot> runLoopMetrics() {
+    List<RunLoopMetrics.Snapshot> result = new ArrayList<>(containers.size());
+    for (Container container : containers) {
+      result.add(container.runLoopMetrics().snapshot());
+    }
+    return result;
+  }
+
   /** The job's metrics registry, for the containers. */
   StepMetrics stepMetrics() {
     return metrics;

@@ -4,7 +4,6 @@ import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.Receiver;
-import dev.weir.runner.operators.SideInputConsumer;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.WeirSettings;
@@ -17,7 +16,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.options.PipelineOptions;
-import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
 import org.apache.samza.container.TaskName;
@@ -36,126 +34,72 @@ import org.joda.time.Instant;
 /**
  * One partition of one stage: a samza-api task running the stage's fused operators.
  *
+ * <h2>Phases</h2>
+ *
+ * The task is in one {@link TaskPhase} at a time (RUNNING, FIRING, ENDING, DRAINING, DONE; the
+ * enum draws the transitions), and {@link #nextOp()} is the one place that turns phase and outbox
+ * into what the container does with it next (Samza's {@code AsyncTaskWorker.nextOp()}): drain the
+ * outbox while it waits for room downstream, else fire the next slice of ready timers (FIRING,
+ * ENDING), else take input and ticks (RUNNING, DRAINING), else nothing (DONE).
+ *
  * <h2>What it does with each envelope</h2>
  *
  * <ul>
  *   <li><b>Element</b>: handed to the entry operator of the partition it came from; counted into
- *       the open bundle, which is finished at {@code maxBundleSize} elements (or by
- *       {@link #window} after {@code maxBundleTimeMs}).
- *   <li><b>Watermark</b> ({@link ProducerWatermark}): recorded for its producer; the partition's
- *       watermark is the minimum over its producers, the task's input watermark the minimum over
- *       its main-input partitions. When that advances, the bundle is finished, operators fire
- *       event-time timers in topological order, each seeing the input watermark lowered by the
- *       holds of the operators upstream of it, and each stream writer sends the watermark of the
- *       nodes feeding it if it advanced.
+ *       the open bundle, which is finished at {@code maxBundleSize} elements (or by a tick after
+ *       {@code maxBundleTimeMs}).
+ *   <li><b>Watermark</b> ({@link ProducerWatermark}): recorded in the task's
+ *       {@link StageWatermarks}; when the task's input watermark advances, the bundle is finished
+ *       and a watermark pass ({@link #propagateWatermarks}) delivers it through the stage.
  *   <li><b>Side-input envelopes</b> (broadcast streams): handed to the consuming operator's side
  *       inputs; their watermarks advance only that view's side-input watermark, never the task's.
- *   <li><b>End of stream</b> ({@link ProducerEndOfStream}): when every producer of every input
- *       ended, {@link #onEndOfStream} advances to +infinity, finishes, and sends end-of-stream on;
- *       if an operator still has pending work ({@link Operator#hasPendingWork()}, e.g. checkpointed
- *       splittable-DoFn restrictions), the task keeps ticking and sends it once that work is done.
+ *   <li><b>End of stream</b> ({@link ProducerEndOfStream}): once every producer of every input
+ *       ended, the watermark goes to +infinity; after its firings (ENDING) end-of-stream goes on,
+ *       or, while operators have pending work ({@link Operator#hasPendingWork()}), after it (DRAINING).
  * </ul>
  *
- * <p>Timer firings in slices: when a watermark (or a processing-time tick) makes more timers ready
- * than fit in one pass (e.g. the end of input, or a processing-time trigger, over many keys),
- * operators that fire incrementally ({@link Operator#hasReadyTimers()}) fire
- * {@value #TIMERS_PER_PASS} per pass, none while the outbox is blocked, and hold their output
- * watermark at the earliest unfired event-time timer; meanwhile the task takes no input and no
- * tick ({@link #hasPendingTimers()}), and the container resumes the firing each pass
- * ({@link #continueTimers()}), each pass one bundle; end-of-stream waits for the last firing.
+ * <p>Timer firings in slices: when a watermark (or a tick) makes more timers ready than fit in one
+ * pass (the end of input, or a processing-time trigger, over many keys), each operator fires at
+ * most {@value #TIMERS_PER_PASS} per pass, none while the outbox is blocked ({@link FiringGate}),
+ * and holds its output watermark at the earliest unfired event-time timer; meanwhile the task is
+ * FIRING (or ENDING) and the container resumes the firing each pass ({@link #continueTimers()}),
+ * each pass one bundle. Checkpoint marks of unbounded source splits: {@link SourceCheckpoints}.
  *
- * <p>Checkpoints: a task reading unbounded source splits takes their checkpoint marks when it
- * finishes a bundle that read elements, asks the container for a commit, and finalizes the marks
- * after a commit at which its outbox is empty ({@link #committed()}).
+ * <p>Time: {@link #tick()} (the container's periodic tick, samza-api's {@code window}) closes
+ * bundles older than {@code maxBundleTimeMs} of real time and gives operators the job's
+ * {@link JobClock} time (the system clock, or a test stream's manual clock) for processing-time
+ * timers. A bundle that no input element opened (by the tick's firings, or by pushed-back
+ * elements a side input released) is finished at the end of the tick, as a watermark's firings
+ * are, so output a downstream DoFn buffers until {@code @FinishBundle} goes on at once
+ * ({@link Operator#inBundle()}); firings that join a bundle of input elements end with it.
  *
- * <p>Time: {@link #window} (the container's periodic tick) closes bundles older than
- * {@code maxBundleTimeMs} of real time and gives operators the job's {@link JobClock} time for
- * processing-time timers; the clock is the system clock, or a test stream's manual clock. A bundle
- * that no input element opened (one opened by the tick's processing-time firings, or by
- * pushed-back elements a side input released) is finished at the end of the tick, as the firings
- * of a watermark are: output that a downstream DoFn of the stage buffers until
- * {@code @FinishBundle} (or a lifted combine's partial accumulators) goes on at once rather than
- * at the next input bundle or watermark ({@link Operator#inBundle()}). Firings that join a bundle
- * of input elements are finished with it, by the count and time rules.
- *
- * <p>Created by {@link WeirTaskFactory} (the task factory of the job's samza-api
- * {@code TaskApplication}). Threading: owned by one container; every method runs on that container's thread. Processing
- * is synchronous: the callback completes before {@link #processAsync} returns.
+ * <p>Created by {@link WeirTaskFactory} (the job's samza-api task factory). Threading: owned by one
+ * container; every method runs on its thread. {@link #processAsync} completes its callback before
+ * it returns.
  */
 public final class StageTask
     implements AsyncStreamTask, InitableTask, WindowableTask, EndOfStreamListenerTask, ClosableTask {
-  private static final long MIN_WATERMARK_MS = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
-  private static final long MAX_WATERMARK_MS = BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis();
   /** Ready timers fired per operator per run-loop pass (fewer when the outbox blocks). */
   static final int TIMERS_PER_PASS = 64;
-
-  /** Watermark and end-of-stream bookkeeping of one input partition. */
-  private static final class Input {
-    final InputPartition partition;
-    /** The entry operator; wrapped in the entry transform's step at {@link StageTask#open}. */
-    Receiver entry;
-    /** For a side-input stream: the consuming operator and the view's index; else null / -1. */
-    final SideInputConsumer sideConsumer;
-    final int sideIndex;
-    /** The stage node this input enters. */
-    final int entryNode;
-    final long[] producerWatermarks;
-    final boolean[] ended;
-    int endedCount;
-    long watermarkMs = MIN_WATERMARK_MS;
-
-    Input(InputPartition partition, Receiver entry, int entryNode, SideInputConsumer sideConsumer, int sideIndex) {
-      this.partition = partition;
-      this.entryNode = entryNode;
-      this.entry = entry;
-      this.sideConsumer = sideConsumer;
-      this.sideIndex = sideIndex;
-      this.producerWatermarks = new long[partition.producers()];
-      this.ended = new boolean[partition.producers()];
-      Arrays.fill(producerWatermarks, MIN_WATERMARK_MS);
-    }
-
-    void onWatermark(int producer, long wm) {
-      if (wm > producerWatermarks[producer]) {
-        producerWatermarks[producer] = wm;
-        long min = Long.MAX_VALUE;
-        for (long w : producerWatermarks) {
-          min = Math.min(min, w);
-        }
-        watermarkMs = min;
-      }
-    }
-
-    void onEnd(int producer) {
-      if (!ended[producer]) {
-        ended[producer] = true;
-        endedCount++;
-        onWatermark(producer, MAX_WATERMARK_MS);
-      }
-    }
-
-    boolean isEnded() {
-      return endedCount == ended.length;
-    }
-  }
 
   private final TaskName name;
   private final StagePlan stage;
   private final int partition;
   private final PipelineOptions options;
   private final int maxBundleSize;
-  private final long maxBundleNanos;
+  private final long maxBundleNs;
   private final TaskOutbox outbox;
   private final JobClock clock;
   private final Operator[] operators;
+  /** Per node: its stream writer if it is a stage tail, else null. */
+  private final StreamWriter[] writerAt;
   private final List<StreamWriter> writers = new ArrayList<>();
-  private final Input[] inputs;
-  /** The unbounded source splits among the inputs (checkpoint marks), usually none or one. */
-  private final SourcePartition[] checkpointedSources;
-  /** Whether some split holds checkpoint marks waiting for a commit. */
-  private boolean marksHeld;
+  private final TaskInput[] inputs;
+  private final StageWatermarks watermarks;
+  private final FiringGate gate;
+  private final SourceCheckpoints checkpoints;
   private final boolean metricsEnabled;
-  /** Per node: its step's name, the PTransform's full name (a writer's: its stream's name). */
+  /** Per node: its span tag, the PTransform's full name (a writer's: its stream's name). */
   private final String[] tags;
   /** The container thread's step scope; set at {@link #open}. */
   private StepScope scope;
@@ -165,32 +109,20 @@ public final class StageTask
   private ContainerCommit commit;
   /** The task's step metrics, staged for commit at each finished bundle; set at {@link #open}. */
   private StepMetrics.Task taskMetrics;
-
-  /** Per node: the nodes feeding it inside the stage. */
-  private final int[][] predecessors;
-  /** Per node: the input watermark last delivered to it. */
-  private final long[] nodeWatermarkMs;
-  /** Per node: its output watermark (its input watermark lowered by its hold). */
-  private final long[] nodeOutputMs;
-  private final boolean[] writerNodes;
-  private long inputWatermarkMs = MIN_WATERMARK_MS;
-  private long outputWatermarkMs = MIN_WATERMARK_MS;
   private int bundleElements;
-  private long bundleStartNanos;
-  private boolean done;
-  /** Input ended, but operators still have pending work: the end of stream waits for it. */
-  private boolean draining;
-  /** All inputs ended; end-of-stream goes out once no timers wait to fire. */
-  private boolean endPending;
-  /** Whether some operator has ready timers (either domain) still to fire (see {@link #continueTimers}). */
-  private boolean timersPending;
+  private long bundleStartNs;
+  private TaskPhase phase = TaskPhase.RUNNING;
+  /** The phase FIRING returns to after the last ready timer fired: RUNNING or DRAINING. */
+  private TaskPhase afterFiring = TaskPhase.RUNNING;
   /** The job's quiescence tracker (test streams), or null: pending firings count as in flight. */
   private final Quiescence quiescence;
+  /** Whether operators and readers are open: from {@link #open} to {@link #close} (not a phase). */
   private boolean opened;
 
   StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
       WeirSettings settings, JobClock clock, Quiescence quiescence) {
     this.outbox = new TaskOutbox(quiescence);
+    this.gate = new FiringGate(outbox);
     this.quiescence = quiescence;
     this.clock = clock;
     this.name = new TaskName(JobPlan.taskName(stage, partition));
@@ -198,11 +130,13 @@ public final class StageTask
     this.partition = partition;
     this.options = settings.pipelineOptions();
     this.maxBundleSize = settings.maxBundleSize();
-    this.maxBundleNanos = settings.maxBundleTimeMs() * 1_000_000L;
+    this.maxBundleNs = settings.maxBundleTimeMs() * 1_000_000L;
     this.metricsEnabled = settings.metricsEnabled();
     List<NodeSpec> nodes = stage.nodes();
     this.operators = new Operator[nodes.size()];
+    this.writerAt = new StreamWriter[nodes.size()];
     this.tags = new String[nodes.size()];
+    boolean[] writerNodes = new boolean[nodes.size()];
     for (NodeSpec node : nodes) {
       tags[node.index()] = node.stepName();
     }
@@ -210,56 +144,29 @@ public final class StageTask
       if (node.writesTo() != null) {
         StreamWriter writer = new StreamWriter(streams.get(node.writesTo().id()), outbox, partition, name.getTaskName());
         writers.add(writer);
+        writerAt[node.index()] = writer;
+        writerNodes[node.index()] = true;
         operators[node.index()] = writer;
       } else {
         operators[node.index()] = node.factory().create();
       }
     }
-    this.inputs = new Input[inputPartitions.size()];
+    this.inputs = new TaskInput[inputPartitions.size()];
+    int[] producers = new int[inputs.length];
+    boolean[] sideInputs = new boolean[inputs.length];
     for (int i = 0; i < inputs.length; i++) {
-      StagePlan.Input planned = stage.source() != null ? null : stage.inputs().get(i);
-      int entry = planned == null ? 0 : planned.entryNode();
-      SideInputConsumer consumer = null;
-      int sideIndex = -1;
-      if (planned != null && planned.isSideInput()) {
-        consumer = (SideInputConsumer) operators[entry];
-        sideIndex = planned.sideInput();
-      }
-      inputs[i] = new Input(inputPartitions.get(i), operators[entry], entry, consumer, sideIndex);
+      inputs[i] = TaskInput.of(stage, i, inputPartitions.get(i), operators);
+      producers[i] = inputPartitions.get(i).producers();
+      sideInputs[i] = inputs[i].isSideInput();
     }
+    this.watermarks = new StageWatermarks(producers, sideInputs, StageWatermarks.predecessorsOf(nodes), writerNodes);
     List<SourcePartition> unbounded = new ArrayList<>();
     for (InputPartition p : inputPartitions) {
       if (p instanceof SourcePartition.UnboundedPartition u) {
         unbounded.add(u);
       }
     }
-    this.checkpointedSources = unbounded.toArray(new SourcePartition[0]);
-    int n = operators.length;
-    this.predecessors = new int[n][];
-    List<List<Integer>> preds = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      preds.add(new ArrayList<>());
-    }
-    for (NodeSpec node : nodes) {
-      for (List<Integer> targets : node.consumers().values()) {
-        for (int t : targets) {
-          if (!preds.get(t).contains(node.index())) {
-            preds.get(t).add(node.index());
-          }
-        }
-      }
-    }
-    for (int i = 0; i < n; i++) {
-      predecessors[i] = preds.get(i).stream().mapToInt(Integer::intValue).toArray();
-    }
-    this.nodeWatermarkMs = new long[n];
-    this.nodeOutputMs = new long[n];
-    Arrays.fill(nodeWatermarkMs, MIN_WATERMARK_MS);
-    Arrays.fill(nodeOutputMs, MIN_WATERMARK_MS);
-    this.writerNodes = new boolean[n];
-    for (NodeSpec node : nodes) {
-      writerNodes[node.index()] = node.writesTo() != null;
-    }
+    this.checkpoints = new SourceCheckpoints(unbounded);
   }
 
   /** The task's samza-api name, e.g. {@code stage-2-p0}. */
@@ -269,11 +176,7 @@ public final class StageTask
 
   /** Input partitions, for the container's round-robin. */
   List<InputPartition> inputPartitions() {
-    List<InputPartition> result = new ArrayList<>(inputs.length);
-    for (Input input : inputs) {
-      result.add(input.partition);
-    }
-    return result;
+    return Arrays.stream(inputs).map(input -> input.partition).toList();
   }
 
   /**
@@ -287,6 +190,7 @@ public final class StageTask
   void open(StepScope scope, ContainerCommit commit) {
     this.scope = scope;
     this.commit = commit;
+    checkpoints.open(commit);
     this.taskMetrics = commit.metrics().newTask();
     ContainerState state = commit.state();
     List<NodeSpec> nodes = stage.nodes();
@@ -315,14 +219,14 @@ public final class StageTask
         scope.exit(previous);
       }
     }
-    for (Input input : inputs) {
+    for (TaskInput input : inputs) {
       if (input.sideConsumer == null) {
         input.entry = new SpannedReceiver(input.entry, steps[input.entryNode], scope);
       }
     }
     if (stage.source() != null) {
       SourceContext sourceContext = new SourceContext(options, scope, steps[0]);
-      for (Input input : inputs) {
+      for (TaskInput input : inputs) {
         input.partition.open(sourceContext);
       }
     }
@@ -333,39 +237,57 @@ public final class StageTask
     // Opened by the embedded container through open(StepScope, ...); nothing to do from samza-api.
   }
 
+  /** The task's phase (for tests). */
+  TaskPhase phase() {
+    return phase;
+  }
+
+  /**
+   * What the container should do with this task next, the task's one priority ladder: while the
+   * outbox waits for room, only drain it; else, by phase, fire timers (FIRING, ENDING), take input
+   * and ticks (RUNNING, DRAINING) or nothing (DONE). A field read and a switch: the container asks
+   * before every envelope.
+   */
+  TaskOp nextOp() {
+    if (outbox.isBlocked()) {
+      return TaskOp.DRAIN_OUTBOX;
+    }
+    return switch (phase) {
+      case RUNNING, DRAINING -> TaskOp.PROCESS;
+      case FIRING, ENDING -> TaskOp.FIRE_TIMERS;
+      case DONE -> TaskOp.NONE;
+    };
+  }
+
   @Override
   public void processAsync(IncomingMessageEnvelope envelope, MessageCollector collector,
       TaskCoordinator coordinator, TaskCallback callback) {
     try {
-      Input input = inputOf(envelope);
+      TaskInput input = inputOf(envelope);
       Object message = envelope.getMessage();
-      if (input.sideConsumer != null) {
-        processSideInput(input, message);
-        callback.complete();
-        return;
-      }
       if (message instanceof WindowedValue<?> element) {
-        Object key = envelope.getKey();
-        if (key != null) {
-          input.entry.acceptKeyed((byte[]) key, element);
+        if (input.sideConsumer != null) {
+          acceptSideInput(input, element);
         } else {
-          input.entry.accept(element);
-        }
-        if (bundleElements++ == 0) {
-          bundleStartNanos = System.nanoTime();
-        }
-        if (bundleElements >= maxBundleSize) {
-          finishBundle();
+          Object key = envelope.getKey();
+          if (key != null) {
+            input.entry.acceptKeyed((byte[]) key, element);
+          } else {
+            input.entry.accept(element);
+          }
+          if (bundleElements++ == 0) {
+            bundleStartNs = System.nanoTime();
+          }
+          if (bundleElements >= maxBundleSize) {
+            finishBundle();
+          }
         }
       } else if (message instanceof ProducerWatermark watermark) {
-        input.onWatermark(watermark.producer(), watermark.getTimestamp());
-        advanceWatermark();
+        watermarks.onProducerWatermark(input.index, watermark.producer(), watermark.getTimestamp());
+        watermarkMoved(input);
       } else if (message instanceof ProducerEndOfStream end) {
-        input.onEnd(end.producer());
-        advanceWatermark();
-        if (allInputsEnded()) {
-          onEndOfStream(collector, coordinator);
-        }
+        watermarks.onProducerEnd(input.index, end.producer());
+        watermarkMoved(input);
       } else {
         throw new IllegalStateException("unexpected message " + message + " on " + envelope.getSystemStreamPartition());
       }
@@ -375,44 +297,57 @@ public final class StageTask
     }
   }
 
-  /**
-   * A side-input envelope: elements go to the consuming operator's side-input store; watermarks
-   * and end-of-stream advance that view's side-input watermark only (never the task's input
-   * watermark), which may release pushed-back elements and so lower the operator's hold.
-   */
-  private void processSideInput(Input input, Object message) {
-    if (message instanceof WindowedValue<?> element) {
-      StepScope.Step previous = scope.enter(steps[input.entryNode]);
-      try {
-        input.sideConsumer.acceptSideInput(input.sideIndex, element);
-      } finally {
-        scope.exit(previous);
-      }
-      return;
-    }
-    if (message instanceof ProducerWatermark watermark) {
-      input.onWatermark(watermark.producer(), watermark.getTimestamp());
-    } else if (message instanceof ProducerEndOfStream end) {
-      input.onEnd(end.producer());
-    } else {
-      throw new IllegalStateException("unexpected message " + message + " on " + input.partition.ssp());
-    }
+  /** A side-input element goes to the consuming operator's side-input store. */
+  private void acceptSideInput(TaskInput input, WindowedValue<?> element) {
     StepScope.Step previous = scope.enter(steps[input.entryNode]);
     try {
-      input.sideConsumer.advanceSideInputWatermark(input.sideIndex, input.watermarkMs);
+      input.sideConsumer.acceptSideInput(input.sideIndex, element);
     } finally {
       scope.exit(previous);
     }
-    propagateWatermarks(true);
-    if (allInputsEnded()) {
+  }
+
+  /**
+   * A producer's watermark or end of stream was recorded for {@code input}. A main input may move
+   * the task's input watermark; a side input moves only its view's side-input watermark (never
+   * the task's), which may release pushed-back elements and so lower the operator's hold. Once
+   * every input ended, the end of input follows.
+   */
+  private void watermarkMoved(TaskInput input) {
+    if (input.sideConsumer == null) {
+      advanceWatermark();
+    } else {
+      StepScope.Step previous = scope.enter(steps[input.entryNode]);
+      try {
+        input.sideConsumer.advanceSideInputWatermark(input.sideIndex, watermarks.inputWatermarkMs(input.index));
+      } finally {
+        scope.exit(previous);
+      }
+      settle(propagateWatermarks(true));
+    }
+    if (watermarks.allInputsEnded()) {
       onEndOfStream(null, null);
     }
   }
 
+  /** The samza-api name of the container's periodic tick; see {@link #tick()}. */
   @Override
   public void window(MessageCollector collector, TaskCoordinator coordinator) {
-    if (bundleElements > 0 && System.nanoTime() - bundleStartNanos >= maxBundleNanos) {
+    tick();
+  }
+
+  /**
+   * The container's periodic tick (RUNNING, DRAINING): closes a bundle older than
+   * {@code maxBundleTimeMs}, gives operators the clock's time for processing-time timers, then one
+   * watermark pass (FIRING if timers remain); DRAINING ends once no operator has pending work.
+   *
+   * @return work done: a timed-out bundle closed, timers fired, a bundle the tick opened finished
+   */
+  int tick() {
+    int work = 0;
+    if (bundleElements > 0 && System.nanoTime() - bundleStartNs >= maxBundleNs) {
       finishBundle();
+      work++;
     }
     Instant now = new Instant(clock.millis()); // once per tick, not per element
     for (int i = 0; i < operators.length; i++) {
@@ -423,50 +358,53 @@ public final class StageTask
         scope.exit(previous);
       }
     }
+    gate.reset();
+    boolean tickOpenedBundle = bundleElements == 0 && anyInBundle(); // by processing-time firings
     // processing-time firings may have released holds; a bundle they opened ends with the tick
-    propagateWatermarks(false);
-    if (draining && !timersPending && !hasPendingWork()) {
+    settle(propagateWatermarks(false));
+    work += gate.firings() + (tickOpenedBundle ? 1 : 0);
+    if (phase == TaskPhase.DRAINING && !hasPendingWork()) {
       endStream();
     }
+    return work;
   }
 
   @Override
   public void onEndOfStream(MessageCollector collector, TaskCoordinator coordinator) {
-    if (done || endPending || draining) {
+    if (inputEnded()) {
       return;
     }
-    for (Input input : inputs) {
-      for (int p = 0; p < input.ended.length; p++) {
-        input.onEnd(p);
-      }
-    }
-    endPending = true;
+    watermarks.endAllInputs();
     advanceWatermark();
-    completeEndOfStream();
+    if (phase == TaskPhase.FIRING) {
+      phase = TaskPhase.ENDING; // the end of input waits for the timers it made ready
+      return;
+    }
+    endInput();
   }
 
-  /** Sends end-of-stream on once all inputs ended and every ready timer fired. */
-  private void completeEndOfStream() {
-    if (!endPending || timersPending) {
-      return;
-    }
-    endPending = false;
+  /** Whether the task's end of input was already handled (ENDING, DRAINING or DONE, or FIRING from DRAINING). */
+  private boolean inputEnded() {
+    return phase == TaskPhase.FIRING ? afterFiring == TaskPhase.DRAINING : phase != TaskPhase.RUNNING;
+  }
+
+  /** Every input ended and every ready timer fired: finish, then DRAINING or end-of-stream. */
+  private void endInput() {
     finishBundle();
     if (hasPendingWork()) {
-      draining = true; // window() ends the stream once the pending work is done
+      phase = TaskPhase.DRAINING; // tick() ends the stream once the pending work is done
       return;
     }
     endStream();
   }
 
-  /** Sends end-of-stream downstream; the task is done. */
+  /** Sends end-of-stream downstream; the task is DONE. */
   private void endStream() {
     finishBundle();
     for (StreamWriter writer : writers) {
       writer.sendEndOfStream();
     }
-    draining = false;
-    done = true;
+    phase = TaskPhase.DONE;
   }
 
   /** Whether an operator has work that no input drives (e.g. checkpointed SDF restrictions). */
@@ -480,25 +418,53 @@ public final class StageTask
   }
 
   /**
-   * Whether operators still have timers to fire that a watermark or a processing-time tick made
-   * ready; the task then takes no input and no tick until {@link #continueTimers()} fired them all.
+   * Moves between phases after a watermark pass that left {@code timersLeft}: RUNNING or DRAINING
+   * with timers left become FIRING; FIRING without returns to where it came from; ENDING without
+   * completes the end of input. Entering and leaving a firing phase counts as one envelope in
+   * flight for a test stream's quiescence, so it does not move on while firings wait.
    */
-  boolean hasPendingTimers() {
-    return timersPending;
+  private void settle(boolean timersLeft) {
+    switch (phase) {
+      case RUNNING, DRAINING -> {
+        if (timersLeft) {
+          afterFiring = phase;
+          phase = TaskPhase.FIRING;
+          if (quiescence != null) { // waiting firings are work in flight: a test stream must wait
+            quiescence.sent();
+          }
+        }
+      }
+      case FIRING -> {
+        if (!timersLeft) {
+          phase = afterFiring;
+          if (quiescence != null) {
+            quiescence.processed();
+          }
+        }
+      }
+      case ENDING -> {
+        if (!timersLeft) {
+          if (quiescence != null) {
+            quiescence.processed();
+          }
+          endInput();
+        }
+      }
+      case DONE -> { }
+    }
   }
 
+
   /**
-   * Fires the next slice of ready timers (up to {@value #TIMERS_PER_PASS} per operator, stopping
-   * when the outbox blocks), then delivers whatever watermarks that released and, once none wait,
-   * the deferred end-of-stream. Called by the container once per pass while
-   * {@link #hasPendingTimers()} and not {@link #isBlocked()}.
+   * FIRING or ENDING ({@link TaskOp#FIRE_TIMERS}): one watermark pass, which fires the next slice
+   * of ready timers and delivers the watermarks that released; after the last, the phase moves on.
    *
-   * @return a positive count of work done (for the container's idle strategy)
+   * @return the number of timers fired
    */
   int continueTimers() {
-    propagateWatermarks(true);
-    completeEndOfStream();
-    return 1;
+    gate.reset();
+    settle(propagateWatermarks(true));
+    return gate.firings();
   }
 
   @Override
@@ -515,63 +481,26 @@ public final class StageTask
         scope.exit(previous);
       }
     }
-    for (Input input : inputs) {
+    for (TaskInput input : inputs) {
       input.partition.close();
     }
-  }
-
-  /** Whether the task has processed its end of stream (its outbox may still hold envelopes). */
-  boolean isDone() {
-    return done;
-  }
-
-  /** Whether the task waits for room downstream and must not take input. */
-  boolean isBlocked() {
-    return outbox.isBlocked();
   }
 
   /** Moves waiting output downstream; returns envelopes moved. */
   int drainOutbox() {
     int moved = outbox.drain();
-    if (marksHeld && !outbox.isBlocked()) {
-      commit.state().requestCommit(); // the held marks' outputs are all downstream now
-    }
+    checkpoints.afterDrain(outbox.isBlocked());
     return moved;
   }
 
-  /**
-   * The container committed: if every output of this task has left its outbox, the checkpoint
-   * marks its source splits held are covered by the commit and are finalized now; otherwise they
-   * wait for a commit after the outbox drained.
-   */
+  /** The container committed: held checkpoint marks are finalized if the outbox is empty. */
   void committed() {
-    if (!marksHeld || outbox.isBlocked()) {
-      return;
-    }
-    marksHeld = false;
-    for (SourcePartition source : checkpointedSources) {
-      StepScope.Step previous = scope.enter(steps[0]);
-      try {
-        source.finalizeCheckpoints();
-      } finally {
-        scope.exit(previous);
-      }
-    }
+    checkpoints.committed(outbox.isBlocked(), scope, steps[0]);
   }
 
-  /** The task's current input watermark, epoch ms. */
-  long inputWatermarkMs() {
-    return inputWatermarkMs;
-  }
-
-  /** The last watermark this task sent downstream, epoch ms. */
-  long outputWatermarkMs() {
-    return outputWatermarkMs;
-  }
-
-  private Input inputOf(IncomingMessageEnvelope envelope) {
+  private TaskInput inputOf(IncomingMessageEnvelope envelope) {
     Object ssp = envelope.getSystemStreamPartition();
-    for (Input input : inputs) { // few inputs: an identity scan beats hashing
+    for (TaskInput input : inputs) { // few inputs: an identity scan beats hashing
       if (input.partition.ssp() == ssp) {
         return input;
       }
@@ -579,111 +508,62 @@ public final class StageTask
     throw new IllegalStateException(name + " does not read " + ssp);
   }
 
-  private boolean allInputsEnded() {
-    for (Input input : inputs) {
-      if (!input.isEnded()) {
-        return false;
-      }
-    }
-    return true;
-  }
-
+  /** If the task's input watermark advanced, delivers it through the stage (and settles the phase). */
   private void advanceWatermark() {
-    long min = Long.MAX_VALUE;
-    boolean anyMain = false;
-    for (Input input : inputs) {
-      if (input.sideConsumer == null) {
-        min = Math.min(min, input.watermarkMs);
-        anyMain = true;
-      }
+    if (watermarks.advanceInputWatermark()) {
+      settle(propagateWatermarks(true));
     }
-    if (!anyMain || min <= inputWatermarkMs) {
-      return;
-    }
-    inputWatermarkMs = min;
-    propagateWatermarks(true);
   }
 
   /**
-   * Delivers watermarks through the fused graph in topological order: a node's input watermark is
-   * the task's input watermark lowered by the output watermarks (watermark lowered by hold) of the
-   * nodes feeding it, so an operator holding elements (pushed back for side inputs, buffered by a
-   * GroupByKey) holds exactly what is downstream of it. Writers send their own watermark, so each
-   * stream gets the watermark of the part of the stage that feeds it.
+   * One watermark pass through the fused graph, in topological order: each node gets its input
+   * watermark from {@link StageWatermarks} in one {@link Operator#advanceWatermark} call (which
+   * fires up to {@value #TIMERS_PER_PASS} of its ready timers), then its hold sets its output
+   * watermark, which the nodes downstream see. Writers send their own watermark, so each stream
+   * gets the watermark of the part of the stage that feeds it.
    *
    * @param finishBundles whether to finish the open bundle after delivering (always done, also
    *     before delivering, when some node's watermark advances; and when no input element is in
    *     the open bundle but some operator is in one, e.g. after timer firings)
+   * @return whether some operator still has ready timers
    */
-  private void propagateWatermarks(boolean finishBundles) {
+  private boolean propagateWatermarks(boolean finishBundles) {
     boolean finished = false;
-    boolean pending = false;
+    boolean timersLeft = false;
     for (int i = 0; i < operators.length; i++) {
-      if (writerNodes[i]) {
+      if (writerAt[i] != null) {
         continue;
       }
-      long w = upstreamWatermark(i);
-      if (w > nodeWatermarkMs[i]) {
-        if (!finished) {
-          finishBundle();
-          finished = true;
-        }
-        nodeWatermarkMs[i] = w;
-        StepScope.Step previous = scope.enter(steps[i]);
-        try {
-          operators[i].onWatermark(new Instant(w));
-        } finally {
-          scope.exit(previous);
-        }
+      if (watermarks.advanceNode(i, watermarks.upstreamWatermarkMs(i)) && !finished) {
+        finishBundle();
+        finished = true;
       }
-      if (operators[i].hasReadyTimers()) {
-        fireReadyTimers(i);
-        pending |= operators[i].hasReadyTimers();
+      StepScope.Step previous = scope.enter(steps[i]);
+      try {
+        timersLeft |= !operators[i].advanceWatermark(watermarks.nodeWatermarkMs(i), TIMERS_PER_PASS, gate);
+      } finally {
+        scope.exit(previous);
       }
-      nodeOutputMs[i] = Math.min(nodeWatermarkMs[i], operators[i].watermarkHold().getMillis());
+      watermarks.holdNode(i, operators[i].watermarkHold().getMillis());
     }
     if (finished || finishBundles || (bundleElements == 0 && anyInBundle())) {
       finishBundle();
       for (int i = 0; i < operators.length; i++) { // finishBundle may have changed holds
-        if (!writerNodes[i]) {
-          nodeOutputMs[i] = Math.min(nodeWatermarkMs[i], operators[i].watermarkHold().getMillis());
+        if (writerAt[i] == null) {
+          watermarks.holdNode(i, operators[i].watermarkHold().getMillis());
         }
       }
     }
-    long output = Long.MAX_VALUE;
     for (int i = 0; i < operators.length; i++) {
-      if (!writerNodes[i]) {
-        continue;
+      if (writerAt[i] != null) {
+        long sendMs = watermarks.advanceWriter(i);
+        if (sendMs != Long.MIN_VALUE) {
+          writerAt[i].sendWatermark(sendMs);
+        }
       }
-      long w = upstreamWatermark(i);
-      if (w > nodeWatermarkMs[i]) {
-        nodeWatermarkMs[i] = w;
-        ((StreamWriter) operators[i]).sendWatermark(w);
-      }
-      nodeOutputMs[i] = nodeWatermarkMs[i];
-      output = Math.min(output, nodeWatermarkMs[i]);
     }
-    if (output != Long.MAX_VALUE && output > outputWatermarkMs) {
-      outputWatermarkMs = output;
-    }
-    setTimersPending(pending);
-  }
-
-  /**
-   * Fires a bounded slice of node {@code i}'s ready timers: at most {@value #TIMERS_PER_PASS}, and
-   * none once the outbox is blocked, so the outbox holds at most one firing's output beyond what
-   * the downstream streams took (one timer at a time: a firing emits a pane or a few).
-   */
-  private void fireReadyTimers(int i) {
-    Operator operator = operators[i];
-    StepScope.Step previous = scope.enter(steps[i]);
-    try {
-      for (int fired = 0; fired < TIMERS_PER_PASS && !outbox.isBlocked() && operator.hasReadyTimers(); fired++) {
-        operator.fireReadyTimers(1);
-      }
-    } finally {
-      scope.exit(previous);
-    }
+    watermarks.updateOutputWatermark();
+    return timersLeft;
   }
 
   /** Whether some operator has an open bundle (a scan of a few operators, once per tick). */
@@ -696,28 +576,6 @@ public final class StageTask
     return false;
   }
 
-  private void setTimersPending(boolean pending) {
-    if (pending == timersPending) {
-      return;
-    }
-    timersPending = pending;
-    if (quiescence != null) { // waiting firings are work in flight: a test stream must not move on
-      if (pending) {
-        quiescence.sent();
-      } else {
-        quiescence.processed();
-      }
-    }
-  }
-
-  private long upstreamWatermark(int node) {
-    long w = inputWatermarkMs;
-    for (int p : predecessors[node]) {
-      w = Math.min(w, nodeOutputMs[p]);
-    }
-    return w;
-  }
-
   private void finishBundle() {
     bundleElements = 0;
     for (int i = 0; i < operators.length; i++) { // topological order: upstream output reaches downstream first
@@ -728,12 +586,7 @@ public final class StageTask
         scope.exit(previous);
       }
     }
-    for (SourcePartition source : checkpointedSources) { // the bundle's outputs left the operators
-      if (source.checkpoint()) {
-        marksHeld = true;
-        commit.state().requestCommit();
-      }
-    }
+    checkpoints.afterBundle(); // the bundle's outputs left the operators
     taskMetrics.bundleFinished(); // no operator has an open bundle now: these values may be committed
     commit.bundleFinished();
   }

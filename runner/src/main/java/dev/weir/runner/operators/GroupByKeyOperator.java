@@ -55,7 +55,7 @@ import org.joda.time.Instant;
  * +infinity) every event-time timer fires and pending processing-time timers are dropped.
  *
  * <p>Incremental firing ({@link KeyedOperator}): a watermark only makes event-time timers ready
- * ({@link #onWatermark}), and a processing-time tick processing-time ones
+ * ({@link #advanceWatermark}), and a processing-time tick processing-time ones
  * ({@link #onProcessingTime}); the task fires them a bounded slice at a time, so the end of input,
  * or a processing-time trigger, over a million keys does not put a million panes in the outbox at
  * once. Until the last ready event-time timer fired, {@link #watermarkHold()} is at most the
@@ -148,12 +148,12 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
 
   /**
    * Makes the event-time timers before {@code inputWatermark} ready; they fire through
-   * {@link #fireReadyTimers}, in bounded slices, so that a watermark jump (end of input) over
+   * {@link #advanceWatermark}, in bounded slices, so that a watermark jump (end of input) over
    * very many keys does not emit all their panes in one go. With none ready the advance completes
    * at once.
    */
   @Override
-  public void onWatermark(Instant inputWatermark) {
+  protected void onInputWatermark(Instant inputWatermark) {
     makeTimersReady(inputWatermark);
   }
 

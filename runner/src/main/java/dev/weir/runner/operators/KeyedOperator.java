@@ -2,6 +2,7 @@ package dev.weir.runner.operators;
 
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyedTimers;
+import java.util.function.BooleanSupplier;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.KV;
@@ -20,7 +21,7 @@ import org.joda.time.Instant;
  *
  * <p>Incremental firing: a watermark only makes event-time timers ready
  * ({@link #makeTimersReady}); the task fires them a bounded slice at a time
- * ({@link #fireReadyTimers}), pausing while its outbox is blocked, so the end of input over a
+ * ({@link #advanceWatermark}), pausing while its outbox is blocked, so the end of input over a
  * million keys does not put a million timer outputs in the outbox at once. Subclasses keep their
  * output watermark ({@link #watermarkHold()}) at most at {@link #firingHoldMillis()} meanwhile,
  * and advance the watermarks runners-core sees only in {@link #completeWatermark}, after the last
@@ -49,6 +50,8 @@ abstract class KeyedOperator<K> implements Operator {
   private boolean inBundle;
   /** The watermark whose ready timers are being fired, or null when none wait. */
   private Instant firingTo;
+  /** The last input watermark {@link #advanceWatermark} delivered, epoch ms. */
+  private long deliveredMs = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
   /** Whether processing-time timers are fired in slices ({@link #makeProcessingTimersReady} was called). */
   private boolean slicedProcessingTimers;
 
@@ -99,7 +102,7 @@ abstract class KeyedOperator<K> implements Operator {
   }
 
   /**
-   * Makes the event-time timers before {@code watermark} ready for {@link #fireReadyTimers}; with
+   * Makes the event-time timers before {@code watermark} ready for {@link #advanceWatermark}; with
    * none ready (see {@link #firingLeft}) the advance completes at once.
    */
   protected final void makeTimersReady(Instant watermark) {
@@ -114,7 +117,7 @@ abstract class KeyedOperator<K> implements Operator {
 
   /**
    * Advances the clock runners-core sees to {@code now} and makes the processing-time timers
-   * strictly before it ready for {@link #fireReadyTimers}; timers set while they fire, at
+   * strictly before it ready for {@link #advanceWatermark}; timers set while they fire, at
    * {@code now} or later, wait for a later tick.
    */
   protected final void makeProcessingTimersReady(Instant now) {
@@ -122,27 +125,57 @@ abstract class KeyedOperator<K> implements Operator {
     timers.advanceProcessingTime(now);
   }
 
-  /** Whether event-time timers of a watermark advance, or (if sliced) processing-time timers before the last tick, wait to fire. */
+  /**
+   * Delivers the input watermark (making the event-time timers before it ready through
+   * {@link #onInputWatermark} when it advanced) and fires ready timers one at a time until
+   * {@code timerBudget} fired, {@code outputBlocked} answers true or none is ready: those of the
+   * watermark advance first (completing it after the last), then (if sliced) processing-time ones.
+   */
   @Override
-  public final boolean hasReadyTimers() {
+  public final boolean advanceWatermark(long inputWatermarkMs, int timerBudget, BooleanSupplier outputBlocked) {
+    if (inputWatermarkMs > deliveredMs) {
+      deliveredMs = inputWatermarkMs;
+      onInputWatermark(new Instant(inputWatermarkMs)); // one Instant per advance, not per firing
+    }
+    for (int fired = 0; fired < timerBudget && hasReadyTimers() && !outputBlocked.getAsBoolean(); fired++) {
+      fireNextTimer();
+    }
+    return !hasReadyTimers();
+  }
+
+  /**
+   * The node's input watermark advanced to {@code inputWatermark} (the open bundle is finished):
+   * make the event-time timers before it ready, normally through {@link #makeTimersReady}.
+   */
+  protected abstract void onInputWatermark(Instant inputWatermark);
+
+  /** Whether event-time timers of a watermark advance, or (if sliced) processing-time timers before the last tick, wait to fire. */
+  private boolean hasReadyTimers() {
     return firingTo != null || (slicedProcessingTimers && timers.hasReadyProcessingTimer());
   }
 
-  /** Fires up to {@code max} ready timers: those of the watermark advance first (completing it after the last), then processing-time ones. */
-  @Override
-  public final void fireReadyTimers(int max) {
-    int fired = 0;
+  /**
+   * Fires one ready timer: one of the watermark advance if any (completing the advance after the
+   * last of them), else (the advance completed without a firing) a processing-time one. Only
+   * called while {@link #hasReadyTimers()}.
+   */
+  private void fireNextTimer() {
     if (firingTo != null) {
-      for (; fired < max && firingLeft(); fired++) {
+      boolean fired = false;
+      if (firingLeft()) {
         fireNextReady();
+        fired = true;
       }
       if (firingLeft()) {
         return;
       }
       complete();
+      if (fired) {
+        return;
+      }
     }
     KeyedTimers.Entry ready;
-    for (; slicedProcessingTimers && fired < max && (ready = timers.pollReadyProcessingTimer()) != null; fired++) {
+    if (slicedProcessingTimers && (ready = timers.pollReadyProcessingTimer()) != null) {
       fireTimer(ready);
     }
   }
@@ -153,7 +186,7 @@ abstract class KeyedOperator<K> implements Operator {
     completeWatermark(watermark);
   }
 
-  /** The watermark being fired to, or null when no timers wait ({@link #hasReadyTimers()}). */
+  /** The watermark being fired to, or null when none of its timers wait. */
   protected final Instant firingTo() {
     return firingTo;
   }
@@ -196,8 +229,8 @@ abstract class KeyedOperator<K> implements Operator {
   protected abstract void fireTimer(KeyedTimers.Entry timer);
 
   /**
-   * Every timer of the advance to {@code watermark} fired ({@link #hasReadyTimers()} is false
-   * again): the watermarks runners-core sees may follow.
+   * Every timer of the advance to {@code watermark} fired: the watermarks runners-core sees may
+   * follow.
    */
   protected abstract void completeWatermark(Instant watermark);
 

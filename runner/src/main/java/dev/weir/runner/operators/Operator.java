@@ -1,5 +1,6 @@
 package dev.weir.runner.operators;
 
+import java.util.function.BooleanSupplier;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.joda.time.Instant;
 
@@ -27,45 +28,45 @@ public interface Operator extends Receiver {
   void open(OperatorContext context);
 
   /**
-   * The task's input watermark advanced to {@code inputWatermark}; the open bundle has been
-   * finished. Keyed operators fire their ready event-time timers here, or make them ready and
-   * fire them through {@link #fireReadyTimers}.
+   * Delivers the node's input watermark and fires a bounded slice of the timers it (or an earlier
+   * call, or {@link #onProcessingTime}) made ready: one call per operator per watermark pass,
+   * returning whether the operator is done (Jet's {@code tryProcessWatermark}). The task calls it
+   * for every node on every pass, with the watermark it computed for the node; the operator treats
+   * a watermark not above the last one it was given as "no advance, only continue firing".
+   *
+   * <p>On an advance (the open bundle has been finished first) a keyed operator makes its event-time
+   * timers before {@code inputWatermarkMs} ready. Then it fires ready timers one at a time,
+   * event-time ones first (after the last of an advance, the watermark runners-core sees moves on),
+   * then processing-time ones, stopping after {@code timerBudget} firings or as soon as
+   * {@code outputBlocked} answers true (the task's outbox waits for room downstream). While timers
+   * remain ready, its {@link #watermarkHold()} is at most the earliest unfired event-time one, so
+   * the output watermark passes a timer only after it fired; the task meanwhile takes no input, no
+   * processing-time tick and no further watermark, and calls again on every run-loop pass until
+   * this returns true. Operators that ignore watermarks keep the default (true, nothing done).
+   *
+   * @param inputWatermarkMs the node's input watermark, epoch ms; a value not above the last one
+   *     delivered (e.g. {@link Long#MIN_VALUE}) means no advance
+   * @param timerBudget the most timers to fire in this call, at least 0 (0: only deliver)
+   * @param outputBlocked asked once before each firing, only while a timer is ready and budget is
+   *     left (never with budget 0); true stops the slice, false is followed by one firing (the
+   *     task counts firings this way)
+   * @return true when no ready timer waits to fire (the advance is complete), false otherwise
    */
-  default void onWatermark(Instant inputWatermark) {}
-
-  /**
-   * Whether timers made ready by the last {@link #onWatermark} (event time) or
-   * {@link #onProcessingTime} (processing time) still wait to fire. An operator that fires
-   * incrementally returns true from then on until the last ready timer fired, and meanwhile holds
-   * its output watermark ({@link #watermarkHold()}) at the earliest unfired event-time one, so the
-   * output watermark passes a timer only after it fired. The task then takes no input, no
-   * processing-time tick and no further watermark, and calls {@link #fireReadyTimers} (a bounded
-   * number per run-loop pass, stopping while its outbox is blocked) until this is false. Operators
-   * that fire everything inside {@code onWatermark} / {@code onProcessingTime} keep the default,
-   * false.
-   */
-  default boolean hasReadyTimers() {
-    return false;
+  default boolean advanceWatermark(long inputWatermarkMs, int timerBudget, BooleanSupplier outputBlocked) {
+    return true;
   }
 
   /**
-   * Fires up to {@code max} (at least 1) of the ready timers: event-time ones first, earliest
-   * first (after the last of them, completes the watermark advance: the output watermark
-   * runners-core sees moves on), then processing-time ones, earliest first. Only called while
-   * {@link #hasReadyTimers()} is true.
-   */
-  default void fireReadyTimers(int max) {}
-
-  /**
    * The run loop's clock reached {@code now}: fire the processing-time timers strictly before it,
-   * here or, by making them ready, through {@link #fireReadyTimers}. Timers set while firing at
-   * {@code now} or later wait for a later tick.
+   * here or, by making them ready, in the slices of the following {@link #advanceWatermark} calls.
+   * Timers set while firing at {@code now} or later wait for a later tick.
    */
   default void onProcessingTime(Instant now) {}
 
   /**
    * The earliest timestamp this operator may still output (a watermark hold), or
-   * {@link BoundedWindow#TIMESTAMP_MAX_VALUE} if it holds nothing.
+   * {@link BoundedWindow#TIMESTAMP_MAX_VALUE} if it holds nothing. The task reads it once per node
+   * after each {@link #advanceWatermark} call, and again after finishing a bundle.
    */
   default Instant watermarkHold() {
     return BoundedWindow.TIMESTAMP_MAX_VALUE;

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.apache.beam.runners.core.DoFnRunners;
 import org.apache.beam.runners.core.KeyedWorkItem;
@@ -145,6 +146,8 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   private OutputRouter router;
   private boolean manualClock;
   private boolean inputEnded;
+  /** The last input watermark {@link #advanceWatermark} delivered, epoch ms. */
+  private long deliveredMs = BoundedWindow.TIMESTAMP_MIN_VALUE.getMillis();
   private boolean inBundle;
 
   /**
@@ -267,12 +270,22 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     }
   }
 
+  /**
+   * Moves the watermarks the resume timers see when the input watermark advanced; this operator
+   * fires nothing on a watermark (its resumes are processing-time ones), so it is always done.
+   */
   @Override
-  public void onWatermark(Instant inputWatermark) {
+  public boolean advanceWatermark(long inputWatermarkMs, int timerBudget, BooleanSupplier outputBlocked) {
+    if (inputWatermarkMs <= deliveredMs) {
+      return true;
+    }
+    deliveredMs = inputWatermarkMs;
+    Instant inputWatermark = new Instant(inputWatermarkMs);
     timers.advanceInputWatermark(inputWatermark, watermarkHold());
     if (!inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       inputEnded = true;
     }
+    return true;
   }
 
   /**

@@ -58,7 +58,7 @@ import org.joda.time.Instant;
  * made ready; processing-time timers they set are dropped.
  *
  * <p>Incremental firing ({@link KeyedOperator}): a watermark only makes timers ready
- * ({@link #onWatermark}); the task fires them a bounded slice at a time, so the end of input over
+ * ({@link #advanceWatermark}); the task fires them a bounded slice at a time, so the end of input over
  * a million keys does not put a million timer outputs in the outbox at once. Until the last ready timer fired,
  * {@link #watermarkHold()} is at most the earliest unfired one (and the output timestamps of the
  * end-of-input processing-time timers not yet fired), and runners-core's output watermark stays
@@ -274,11 +274,11 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
 
   /**
    * Makes the event-time timers before {@code inputWatermark} (lowered to the earliest pushed-back
-   * element) ready; they fire through {@link #fireReadyTimers}, in bounded slices. With none ready
+   * element) ready; they fire through {@link #advanceWatermark}, in bounded slices. With none ready
    * the advance completes at once.
    */
   @Override
-  public void onWatermark(Instant inputWatermark) {
+  protected void onInputWatermark(Instant inputWatermark) {
     this.inputWatermark = inputWatermark;
     startFiring();
   }

@@ -48,14 +48,14 @@ class GroupByKeyOperatorTest {
       gbk.finishBundle();
       assertThat(gbk.watermarkHold()).isEqualTo(new Instant(4));
 
-      gbk.onWatermark(new Instant(5));
+      OperatorDriver.deliver(gbk, new Instant(5));
       assertThat(out).isEmpty();
       assertThat(gbk.watermarkHold()).isEqualTo(new Instant(4));
 
-      gbk.onWatermark(new Instant(10));
+      OperatorDriver.deliver(gbk, new Instant(10));
       assertThat(out).as("a watermark only makes timers ready").isEmpty();
-      while (gbk.hasReadyTimers()) {
-        gbk.fireReadyTimers(1);
+      while (OperatorDriver.hasReadyTimers(gbk)) {
+        OperatorDriver.fire(gbk, 1);
       }
       gbk.finishBundle();
       assertThat(out).hasSize(1);
@@ -86,23 +86,57 @@ class GroupByKeyOperatorTest {
       }
       gbk.finishBundle();
 
-      gbk.onWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE);
+      OperatorDriver.deliver(gbk, BoundedWindow.TIMESTAMP_MAX_VALUE);
       assertThat(out).isEmpty();
-      assertThat(gbk.hasReadyTimers()).isTrue();
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
       assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
 
-      gbk.fireReadyTimers(1);
+      OperatorDriver.fire(gbk, 1);
       assertThat(out).hasSize(1);
       assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(9));
-      assertThat(gbk.hasReadyTimers()).isTrue();
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
       assertThat(gbk.watermarkHold()).as("the next unfired end-of-window timer").isEqualTo(new Instant(19));
 
-      gbk.fireReadyTimers(10);
+      OperatorDriver.fire(gbk, 10);
       gbk.finishBundle();
       assertThat(out).extracting(WindowedValue::getTimestamp)
           .containsExactly(new Instant(9), new Instant(19), new Instant(29));
-      assertThat(gbk.hasReadyTimers()).isFalse();
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
       assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
+    }
+  }
+
+  @Test
+  void oneWatermarkCall_firesAtMostItsBudgetAndNothingWhileTheOutputIsBlocked() {
+    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
+        .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
+    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
+        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    List<WindowedValue<?>> out = new ArrayList<>();
+    try (ContainerState state = ContainerState.inMemory(1000)) {
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
+          dev.weir.runner.time.JobClock.SYSTEM));
+      for (int i = 0; i < 3; i++) {
+        IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
+        gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
+      }
+      gbk.finishBundle();
+      java.util.concurrent.atomic.AtomicBoolean blocked = new java.util.concurrent.atomic.AtomicBoolean(true);
+
+      assertThat(gbk.advanceWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 64, blocked::get)).isFalse();
+      assertThat(out).as("the outbox is blocked: the watermark only makes timers ready").isEmpty();
+      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
+
+      blocked.set(false);
+      assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).as("one timer left").isFalse();
+      assertThat(out).hasSize(2);
+      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(29));
+      assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).isTrue();
+      assertThat(out).hasSize(3);
+      assertThat(gbk.advanceWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 2, blocked::get))
+          .as("the same watermark again is no advance").isTrue();
+      assertThat(out).hasSize(3);
     }
   }
 
@@ -125,31 +159,31 @@ class GroupByKeyOperatorTest {
       Instant hold = gbk.watermarkHold();
 
       gbk.onProcessingTime(new Instant(1_010));
-      assertThat(gbk.hasReadyTimers()).as("a timer is not ready at its own time").isFalse();
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).as("a timer is not ready at its own time").isFalse();
 
       gbk.onProcessingTime(new Instant(1_011));
       assertThat(out).as("a tick only makes timers ready").isEmpty();
-      assertThat(gbk.hasReadyTimers()).isTrue();
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
       assertThat(gbk.watermarkHold()).as("ready processing-time timers hold nothing more").isEqualTo(hold);
 
-      gbk.fireReadyTimers(1);
+      OperatorDriver.fire(gbk, 1);
       assertThat(out).hasSize(1);
-      assertThat(gbk.hasReadyTimers()).isTrue();
-      gbk.fireReadyTimers(10);
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
+      OperatorDriver.fire(gbk, 10);
       gbk.finishBundle();
       assertThat(out).extracting(v -> (Object) ((KV<?, ?>) v.getValue()).getKey()).containsExactlyInAnyOrder("k0", "k1", "k2");
-      assertThat(gbk.hasReadyTimers()).isFalse();
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
 
       // New elements start new panes whose timers are at the tick's time plus the delay, later than now.
       gbk.accept(WindowedValues.of(KV.of("k0", 9), new Instant(9), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
       gbk.finishBundle();
       gbk.onProcessingTime(new Instant(1_012));
-      assertThat(gbk.hasReadyTimers()).isFalse();
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
       gbk.onProcessingTime(new Instant(1_022));
-      assertThat(gbk.hasReadyTimers()).isTrue();
-      gbk.fireReadyTimers(10);
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
+      OperatorDriver.fire(gbk, 10);
       assertThat(out).hasSize(4);
-      assertThat(gbk.hasReadyTimers()).isFalse();
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
     }
   }
 }

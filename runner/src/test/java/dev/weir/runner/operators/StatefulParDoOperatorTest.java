@@ -87,19 +87,19 @@ class StatefulParDoOperatorTest {
       op.finishBundle();
       assertThat(op.watermarkHold()).as("each timer holds at its output timestamp").isEqualTo(new Instant(10));
 
-      op.onWatermark(new Instant(25));
+      OperatorDriver.deliver(op, new Instant(25));
       assertThat(out).as("a watermark only makes timers ready").isEmpty();
-      assertThat(op.hasReadyTimers()).isTrue();
+      assertThat(OperatorDriver.hasReadyTimers(op)).isTrue();
       assertThat(op.watermarkHold()).isEqualTo(new Instant(10));
 
-      op.fireReadyTimers(1);
+      OperatorDriver.fire(op, 1);
       assertThat(values()).containsExactly("a@10");
-      assertThat(op.hasReadyTimers()).isTrue();
+      assertThat(OperatorDriver.hasReadyTimers(op)).isTrue();
       assertThat(op.watermarkHold()).as("the next unfired ready timer").isEqualTo(new Instant(20));
 
-      op.fireReadyTimers(10);
+      OperatorDriver.fire(op, 10);
       assertThat(values()).containsExactly("a@10", "b@20");
-      assertThat(op.hasReadyTimers()).isFalse();
+      assertThat(OperatorDriver.hasReadyTimers(op)).isFalse();
       assertThat(op.watermarkHold()).as("the timer not yet ready").isEqualTo(new Instant(30));
 
       OperatorDriver.advance(op, BoundedWindow.TIMESTAMP_MAX_VALUE, 1);
@@ -118,12 +118,12 @@ class StatefulParDoOperatorTest {
       op.finishBundle();
       assertThat(op.watermarkHold()).isEqualTo(new Instant(5));
 
-      op.onWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE);
+      OperatorDriver.deliver(op, BoundedWindow.TIMESTAMP_MAX_VALUE);
       List<Instant> holdsWhileFiring = new ArrayList<>();
       int slices = 0;
-      while (op.hasReadyTimers()) {
+      while (OperatorDriver.hasReadyTimers(op)) {
         holdsWhileFiring.add(op.watermarkHold());
-        op.fireReadyTimers(1);
+        OperatorDriver.fire(op, 1);
         slices++;
       }
       op.finishBundle();

@@ -1,0 +1,65 @@
+package dev.weir.runner.executor;
+
+import java.util.List;
+
+/**
+ * The checkpoint marks of a task's unbounded source splits: taken when the task finishes a bundle
+ * that read elements ({@link #afterBundle()}, which asks the container for a commit), and
+ * finalized after a commit at which the task's outbox is empty ({@link #committed}), because
+ * only then are the marked elements' outputs all downstream. If the outbox was blocked at that
+ * commit, the marks wait for a commit after it drained ({@link #afterDrain}).
+ *
+ * <p>Threading: confined to the task's container thread.
+ */
+final class SourceCheckpoints {
+  private final SourcePartition[] sources;
+  /** Whether some split holds checkpoint marks waiting for a commit. */
+  private boolean marksHeld;
+  private ContainerCommit commit;
+
+  /** @param sources the task's unbounded source splits, usually none or one */
+  SourceCheckpoints(List<SourcePartition> sources) {
+    this.sources = sources.toArray(new SourcePartition[0]);
+  }
+
+  /** Sets the container's commit point (at the task's open). */
+  void open(ContainerCommit commit) {
+    this.commit = commit;
+  }
+
+  /** A bundle finished (its outputs left the operators): each split takes its marks. */
+  void afterBundle() {
+    for (SourcePartition source : sources) {
+      if (source.checkpoint()) {
+        marksHeld = true;
+        commit.state().requestCommit();
+      }
+    }
+  }
+
+  /** The outbox drained some envelopes: once it is empty, held marks need a commit. */
+  void afterDrain(boolean outboxBlocked) {
+    if (marksHeld && !outboxBlocked) {
+      commit.state().requestCommit(); // the held marks' outputs are all downstream now
+    }
+  }
+
+  /**
+   * The container committed: unless the outbox still holds output, the held marks are covered
+   * by the commit and are finalized now, each in the source transform's step (metrics and span).
+   */
+  void committed(boolean outboxBlocked, StepScope scope, StepScope.Step sourceStep) {
+    if (!marksHeld || outboxBlocked) {
+      return;
+    }
+    marksHeld = false;
+    for (SourcePartition source : sources) {
+      StepScope.Step previous = scope.enter(sourceStep);
+      try {
+        source.finalizeCheckpoints();
+      } finally {
+        scope.exit(previous);
+      }
+    }
+  }
+}
