@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
@@ -38,6 +39,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param objectCacheSize decoded state values the object cache keeps per container (entries)
  * @param metricsEnabled whether Beam metrics are collected per PTransform
  */
+@Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
     boolean metricsEnabled) {

@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.application.descriptors.TaskApplicationDescriptor;
 import org.apache.samza.config.Config;
 import org.apache.samza.config.MapConfig;
@@ -28,6 +29,7 @@ import org.apache.samza.task.TaskFactory;
  *
  * <p>Threading: filled and read on the submitting thread.
  */
+@Internal
 public final class InProcessApplicationDescriptor implements TaskApplicationDescriptor {
   private final Config config;
   private final List<InputDescriptor<?, ?>> inputs = new ArrayList<>();

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.Partition;
 import org.apache.samza.application.TaskApplication;
 import org.apache.samza.application.descriptors.TaskApplicationDescriptor;
@@ -55,6 +56,7 @@ import org.apache.samza.system.descriptors.GenericSystemDescriptor;
  *
  * <p>Threading: built and described on the submitting thread; immutable afterwards.
  */
+@Internal
 public final class WeirTaskApplication implements TaskApplication {
   /** samza-api system name of source splits (defined by {@link BeamSourceSystemFactory}). */
   public static final String SOURCE_SYSTEM = BeamSourceSystemFactory.SOURCE_SYSTEM;

@@ -2,6 +2,7 @@ package dev.weir.runner.executor;
 
 import dev.weir.runner.translation.StreamPlan;
 import java.util.concurrent.ArrayBlockingQueue;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.system.IncomingMessageEnvelope;
 import org.apache.samza.system.SystemStreamPartition;
 
@@ -16,6 +17,7 @@ import org.apache.samza.system.SystemStreamPartition;
  * <p>Threading: any number of producer threads, one consumer thread per partition
  * ({@link ArrayBlockingQueue} is the MPMC queue used; it allocates nothing per element).
  */
+@Internal
 public final class InProcessStream {
   /** The samza-api system name of Weir's in-process streams. */
   public static final String SYSTEM = "weir";

@@ -10,7 +10,7 @@ import org.apache.samza.system.SystemStreamPartition;
  *
  * <p>Threading: {@link #poll()} is called only by the consuming container's thread.
  */
-public interface InputPartition {
+interface InputPartition {
 
   /** The samza-api identity of the partition; every envelope it returns carries this instance. */
   SystemStreamPartition ssp();

@@ -3,6 +3,7 @@ package dev.weir.runner.executor;
 import dev.weir.runner.WeirSettings;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.state.ContainerState;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.container.TaskName;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.time.ManualJobClock;
@@ -48,6 +49,7 @@ import org.apache.beam.sdk.metrics.MetricResults;
  * <p>Threading: {@link #start()} once from the submitting thread; {@link #cancel()},
  * {@link #metrics()} and {@link #completion()} from any thread.
  */
+@Internal
 public final class JobExecutor {
   private static final Logger LOG = LoggerFactory.getLogger(JobExecutor.class);
   /** Capacity of each in-process stream partition, in envelopes. */

@@ -1,11 +1,13 @@
 package dev.weir.runner.executor;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.system.EndOfStreamMessage;
 
 /**
  * A samza-api end-of-stream message carrying the producer task's index within its stage. A
  * consumer partition ends when every producer has sent one. Immutable.
  */
+@Internal
 public final class ProducerEndOfStream extends EndOfStreamMessage {
   private final int producer;
 

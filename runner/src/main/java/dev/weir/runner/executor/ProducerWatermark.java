@@ -1,11 +1,13 @@
 package dev.weir.runner.executor;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.system.WatermarkMessage;
 
 /**
  * A samza-api watermark message that also carries the producer task's index within its stage, so
  * that a consumer partition can keep one watermark per producer without a name lookup. Immutable.
  */
+@Internal
 public final class ProducerWatermark extends WatermarkMessage {
   private final int producer;
 

@@ -2,6 +2,7 @@ package dev.weir.runner.executor;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * Detects that a job is quiescent: no envelope is queued in or being processed from any
@@ -25,6 +26,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * thread (atomics: two contended increments per envelope, acceptable for test streams only);
  * a {@link Probe} belongs to one source partition, on its container's thread.
  */
+@Internal
 public final class Quiescence {
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong processed = new AtomicLong();

@@ -1,6 +1,7 @@
 package dev.weir.runner.executor;
 
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * Where one container's run loop spends its time (Samza's {@code RunLoop} keeps choose, process,
@@ -17,6 +18,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * longs never tear), but values may come from adjacent iterations: the snapshot is not atomic
  * across phases.
  */
+@Internal
 public final class RunLoopMetrics {
   /** The phases of one run-loop iteration, in loop order. */
   public enum Phase {

@@ -1,5 +1,6 @@
 package dev.weir.runner.executor;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
@@ -10,6 +11,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param scope the reading thread's step scope
  * @param step the Read step of that scope (its metrics container is null when metrics are off)
  */
+@Internal
 public record SourceContext(PipelineOptions options, StepScope scope, StepScope.Step step) {
 
   /** The Read step's full name. */

@@ -7,6 +7,7 @@ import dev.weir.runner.translation.SourceSpec;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.List;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.values.TimestampedValue;
 import java.io.IOException;
@@ -49,6 +50,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: confined to the consuming container's thread.
  */
+@Internal
 public abstract class SourcePartition implements InputPartition {
   private static final Logger LOG = LoggerFactory.getLogger(SourcePartition.class);
   static final long MAX_WATERMARK_MS = BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis();

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
@@ -77,6 +78,7 @@ import org.joda.time.Instant;
  * container; every method runs on its thread. {@link #processAsync} completes its callback before
  * it returns.
  */
+@Internal
 public final class StageTask
     implements AsyncStreamTask, InitableTask, WindowableTask, EndOfStreamListenerTask, ClosableTask {
   /** Ready timers fired per operator per run-loop pass (fewer when the outbox blocks). */

@@ -3,6 +3,7 @@ package dev.weir.runner.executor;
 import dev.weir.runner.metrics.MetricsSwitch;
 import dev.weir.runner.operators.StepRunner;
 import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.metrics.MetricsContainer;
 
 /**
@@ -38,6 +39,7 @@ import org.apache.beam.sdk.metrics.MetricsContainer;
  * <p>Threading: one instance per container (or polling) thread, used only by that thread, like
  * the {@link MetricsSwitch} and {@link TransformSpans} it drives. Its {@link Step}s belong to it.
  */
+@Internal
 public final class StepScope {
   private final MetricsSwitch metrics;
   private final TransformSpans spans = new TransformSpans();

@@ -13,7 +13,7 @@ import org.apache.samza.system.IncomingMessageEnvelope;
  *
  * <p>Threading: confined to the task's container thread.
  */
-public final class TaskOutbox {
+final class TaskOutbox {
   private record Pending(InProcessStream stream, int partition, IncomingMessageEnvelope envelope) {}
 
   private final ArrayDeque<Pending> pending = new ArrayDeque<>();

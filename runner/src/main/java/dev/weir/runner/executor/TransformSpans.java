@@ -1,6 +1,7 @@
 package dev.weir.runner.executor;
 
 import one.profiler.Span;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * Tags the work of each PTransform on a container thread with async-profiler spans
@@ -35,6 +36,7 @@ import one.profiler.Span;
  * <p>Threading: one instance per container thread, used only by that thread; transitions nest
  * (enter/exit pairs, in try/finally) exactly like the fused calls they bracket.
  */
+@Internal
 public final class TransformSpans {
   /** Tag of the running segment, or null when executor code (no transform) runs. */
   private String current;

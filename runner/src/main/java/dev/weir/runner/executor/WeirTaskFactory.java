@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.container.TaskName;
 import org.apache.samza.context.Context;
 import org.apache.samza.system.IncomingMessageEnvelope;
@@ -43,6 +44,7 @@ import org.apache.samza.task.WindowableTask;
  * <p>Threading: created on the submitting thread; {@link #createTask} is called there too; the
  * tasks it returns are then confined to their container threads.
  */
+@Internal
 public final class WeirTaskFactory implements AsyncStreamTaskFactory {
   /** A task name's place in the plan. */
   private record TaskPlace(StagePlan stage, int partition) {}

@@ -1,5 +1,6 @@
 package dev.weir.runner.metrics;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.metrics.BoundedTrie;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Distribution;
@@ -25,6 +26,7 @@ import org.apache.beam.sdk.util.HistogramData;
  * <p>Threading: one instance per container thread, used only by that thread. The step containers
  * it points to are read by other threads through {@link StepMetrics}.
  */
+@Internal
 public final class MetricsSwitch implements MetricsContainer {
   private static final long serialVersionUID = 1L;
 

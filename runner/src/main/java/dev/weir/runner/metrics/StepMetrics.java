@@ -14,6 +14,7 @@ import org.apache.beam.runners.core.metrics.MetricUpdates;
 import org.apache.beam.runners.core.metrics.MetricUpdates.MetricUpdate;
 import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.runners.core.metrics.StringSetData;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.metrics.MetricKey;
 import org.apache.beam.sdk.metrics.MetricResult;
 import org.apache.beam.sdk.metrics.MetricResults;
@@ -45,6 +46,7 @@ import org.apache.beam.sdk.metrics.MetricResults;
  * and its {@link Task}s belong to one container thread; {@link #results()} may be called from any thread at any time, also while the
  * job runs (cells are thread-safe, values cumulative, snapshots immutable once published).
  */
+@Internal
 public final class StepMetrics {
   private final List<Entry> entries = new ArrayList<>();
 

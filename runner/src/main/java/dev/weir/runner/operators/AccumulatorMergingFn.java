@@ -1,6 +1,7 @@
 package dev.weir.runner.operators;
 
 import java.util.List;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderRegistry;
 import org.apache.beam.sdk.transforms.Combine.CombineFn;
@@ -10,6 +11,7 @@ import org.apache.beam.sdk.transforms.Combine.CombineFn;
  * are accumulators produced by {@link PartialCombineOperator}: adding an input merges it into the
  * accumulator. Stateless apart from the wrapped function; serializable like it.
  */
+@Internal
 public final class AccumulatorMergingFn<InputT, AccumT, OutputT> extends CombineFn<AccumT, AccumT, OutputT> {
   private static final long serialVersionUID = 1L;
 

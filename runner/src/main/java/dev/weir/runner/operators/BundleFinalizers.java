@@ -3,6 +3,7 @@ package dev.weir.runner.operators;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongSupplier;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.joda.time.Instant;
 import org.slf4j.Logger;
@@ -32,6 +33,7 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: confined to the container's thread, like the operators; a DoFn must register
  * callbacks from the thread that calls it.
  */
+@Internal
 public final class BundleFinalizers {
   private static final Logger LOG = LoggerFactory.getLogger(BundleFinalizers.class);
 

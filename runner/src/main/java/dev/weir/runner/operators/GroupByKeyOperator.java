@@ -19,6 +19,7 @@ import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.SystemReduceFn;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.runners.core.TimerInternalsFactory;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
@@ -66,6 +67,7 @@ import org.joda.time.Instant;
  *
  * <p>Threading: confined to the task's container thread.
  */
+@Internal
 public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   private final Coder<K> keyCoder;
   private final Coder<V> valueCoder;

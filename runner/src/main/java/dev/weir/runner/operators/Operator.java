@@ -1,6 +1,7 @@
 package dev.weir.runner.operators;
 
 import java.util.function.BooleanSupplier;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.joda.time.Instant;
 
@@ -22,6 +23,7 @@ import org.joda.time.Instant;
  *
  * <p>Threading: every method is called on the owning task's container thread only.
  */
+@Internal
 public interface Operator extends Receiver {
 
   /** Prepares the operator (DoFn set-up, state). Called once before anything else. */

@@ -3,6 +3,7 @@ package dev.weir.runner.operators;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
 import java.util.Map;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.values.TupleTag;
 
@@ -24,6 +25,7 @@ import org.apache.beam.sdk.values.TupleTag;
  * @param clock the job's processing-time clock (the system clock, or a test stream's manual one)
  * @param finalizers the container's bundle finalization (see {@link #newFinalizer()})
  */
+@Internal
 public record OperatorContext(
     PipelineOptions options,
     String stepName,

@@ -3,6 +3,7 @@ package dev.weir.runner.operators;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.transforms.Combine.CombineFn;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
@@ -34,6 +35,7 @@ import org.joda.time.Instant;
  *
  * <p>Threading: confined to the task's container thread.
  */
+@Internal
 public final class PartialCombineOperator<K, InputT, AccumT> implements Operator {
   static final int MAX_ENTRIES = 10_000;
 

@@ -1,5 +1,6 @@
 package dev.weir.runner.operators;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.values.WindowedValue;
 
 /**
@@ -7,6 +8,7 @@ import org.apache.beam.sdk.values.WindowedValue;
  * Flatten whose inputs are all in the same stage (each input is wired to it, a duplicated input
  * twice, so duplicates are delivered twice as Beam requires). Confined to the task's thread.
  */
+@Internal
 public final class PassThroughOperator implements Operator {
   private Receiver output;
 

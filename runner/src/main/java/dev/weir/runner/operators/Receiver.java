@@ -1,5 +1,6 @@
 package dev.weir.runner.operators;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.values.WindowedValue;
 
 /**
@@ -10,6 +11,7 @@ import org.apache.beam.sdk.values.WindowedValue;
  * unchecked exceptions (Beam's {@code UserCodeException}) and fail the job.
  */
 @FunctionalInterface
+@Internal
 public interface Receiver {
   /** Processes one element (one or more windows, a timestamp and a pane). */
   void accept(WindowedValue<?> element);

@@ -1,5 +1,6 @@
 package dev.weir.runner.operators;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.values.WindowedValue;
 
 /**
@@ -8,6 +9,7 @@ import org.apache.beam.sdk.values.WindowedValue;
  *
  * <p>Threading: called only on the task's container thread.
  */
+@Internal
 public interface SideInputConsumer {
   /** One element of side input {@code index} arrived. */
   void acceptSideInput(int index, WindowedValue<?> element);

@@ -22,6 +22,7 @@ import org.apache.beam.runners.core.SplittableParDoViaKeyedWorkItems.ProcessFn;
 import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.TimerInternals;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.ByteArrayCoder;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -104,6 +105,7 @@ import org.joda.time.Instant;
  * <p>Threading: confined to the task's container thread, except the invoker's checkpoint, which
  * runs on the shared scheduler thread and only splits the (synchronized) restriction tracker.
  */
+@Internal
 public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> implements Operator, SideInputConsumer {
 
   /** Wall time one processing-time tick may spend in rounds of resumes (about one run-loop tick). */

@@ -20,6 +20,7 @@ import org.apache.beam.runners.core.StateNamespaces;
 import org.apache.beam.runners.core.StatefulDoFnRunner;
 import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.TimerInternals;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -88,6 +89,7 @@ import org.joda.time.Instant;
  *
  * <p>Threading: confined to the task's container thread.
  */
+@Internal
 public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> implements SideInputConsumer {
 
   private final DoFn<KV<K, V>, OutT> prototype;

@@ -1,5 +1,7 @@
 package dev.weir.runner.operators;
 
+import org.apache.beam.sdk.annotations.Internal;
+
 /**
  * Runs a piece of one PTransform's user code that the executor does not call through an operator,
  * with that PTransform as the thread's running step (its metrics container current, its profiling
@@ -11,6 +13,7 @@ package dev.weir.runner.operators;
  * <p>Threading: call only on the container thread the step belongs to.
  */
 @FunctionalInterface
+@Internal
 public interface StepRunner {
   /** Runs {@code call} in the step and returns (or throws) what it does. */
   void run(Runnable call);

@@ -1,5 +1,6 @@
 package dev.weir.runner.operators;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.WindowedValue;
 
@@ -9,6 +10,7 @@ import org.apache.beam.sdk.values.WindowedValue;
  * GroupByKey over the single {@code null} key turns the view's elements into the panes its trigger
  * fires. One {@code KV} per element. Confined to the task's thread.
  */
+@Internal
 public final class VoidKeyOperator implements Operator {
   private Receiver output;
 

@@ -1,6 +1,7 @@
 package dev.weir.runner.operators;
 
 import java.util.Collection;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.WindowFn;
 import org.apache.beam.sdk.values.WindowedValue;
@@ -13,6 +14,7 @@ import org.joda.time.Instant;
  * several windows is exploded first so that {@code AssignContext.window()} is well defined.
  * Confined to the task's thread.
  */
+@Internal
 public final class WindowAssignOperator<T, W extends BoundedWindow> implements Operator {
   private final WindowFn<T, W> windowFn;
   private Receiver output;

@@ -10,6 +10,7 @@ import dev.weir.runner.translation.StagePlan;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.List;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.samza.config.Config;
 import org.apache.samza.metrics.MetricsRegistry;
@@ -42,6 +43,7 @@ import org.apache.samza.system.SystemStreamPartition;
  *
  * <p>Threading: the factory is stateless; see {@link PartitionConsumer} for the consumer.
  */
+@Internal
 public final class BeamSourceSystemFactory implements SystemFactory {
   /** The samza-api system this factory serves: source splits, one partition per split. */
   public static final String SOURCE_SYSTEM = JobPlan.SOURCE_SYSTEM;

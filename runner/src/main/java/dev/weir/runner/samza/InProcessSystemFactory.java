@@ -4,6 +4,7 @@ import dev.weir.runner.executor.InProcessStream;
 import dev.weir.runner.executor.ProducerEndOfStream;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.config.Config;
 import org.apache.samza.metrics.MetricsRegistry;
 import org.apache.samza.system.IncomingMessageEnvelope;
@@ -39,6 +40,7 @@ import org.apache.samza.system.SystemStreamPartition;
  * <p>Threading: the factory is stateless; consumer as {@link PartitionConsumer}; a producer may be
  * used from any number of threads (the queues are multi-producer).
  */
+@Internal
 public final class InProcessSystemFactory implements SystemFactory {
 
   /**

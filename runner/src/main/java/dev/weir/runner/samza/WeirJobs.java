@@ -7,6 +7,7 @@ import dev.weir.runner.translation.StreamPlan;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.config.Config;
 
 /**
@@ -28,6 +29,7 @@ import org.apache.samza.config.Config;
  * <p>Threading: thread-safe; {@link #bind}, {@link Binding#close} and {@link #lookup} may be called
  * from any thread.
  */
+@Internal
 public final class WeirJobs {
   /** Key, under {@code systems.<system name>.}, of the job id a Weir system serves. */
   public static final String JOB_ID_CONFIG = "weir.job.id";

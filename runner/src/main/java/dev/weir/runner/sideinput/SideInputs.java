@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.InMemoryMultimapSideInputView;
 import org.apache.beam.runners.core.ReadyCheckingSideInputReader;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.transforms.Materializations;
@@ -44,6 +45,7 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  *
  * <p>Threading: confined to the owning task's container thread.
  */
+@Internal
 public final class SideInputs implements ReadyCheckingSideInputReader {
   private static final Object NULL_VIEW = new Object();
 

@@ -1,12 +1,14 @@
 package dev.weir.runner.state;
 
 import java.util.Arrays;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * Encoded key bytes with their hash computed once, for hash maps keyed by Beam's structural key
  * identity (keys group by their encoding, not by {@code equals}). Immutable by contract: the
  * array is kept by reference.
  */
+@Internal
 public final class ByteKey {
   private final byte[] bytes;
   private final int hash;

@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateTag;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.state.BagState;
 import org.apache.beam.sdk.state.CombiningState;
@@ -53,6 +54,7 @@ import org.joda.time.Instant;
  * thread ({@link #detachReads}), and iterating one elsewhere fails with an
  * {@link IllegalStateException} rather than reading another thread's store.
  */
+@Internal
 public final class CachedStateInternals implements StateInternals {
   /** Cells read per page of a streamed read ({@link StreamedRead#PAGE_CELLS}). */
   static final int PAGE_CELLS = StreamedRead.PAGE_CELLS;

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * The state of one container (one run-loop thread): one {@link StateStorage} of the configured
@@ -33,6 +34,7 @@ import java.util.Map;
  * <p>Threading: confined to the container's thread; {@link #close()} runs there too, at the end of
  * the run loop (normal end, failure or cancel).
  */
+@Internal
 public final class ContainerState implements AutoCloseable {
   /** The name of the one store all operators of a container share. */
   public static final String STORE = "beam-state";

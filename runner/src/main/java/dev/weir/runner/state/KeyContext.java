@@ -1,6 +1,7 @@
 package dev.weir.runner.state;
 
 import org.apache.beam.runners.core.StateInternals;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * What a keyed operator keeps in memory for one key of one task: the key object (the first one
@@ -12,6 +13,7 @@ import org.apache.beam.runners.core.StateInternals;
  * contexts of one key (an evicted one still referenced by a processing-time timer, and a fresh
  * one) are interchangeable. Confined to the task's thread.
  */
+@Internal
 public final class KeyContext<K> {
   final K key;
   final ByteKey id;

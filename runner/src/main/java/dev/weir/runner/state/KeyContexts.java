@@ -2,6 +2,7 @@ package dev.weir.runner.state;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * A keyed operator's recently used {@link KeyContext}s, bounded: at most {@code capacity} keys,
@@ -12,6 +13,7 @@ import java.util.Map;
  *
  * <p>Threading: confined to the task's container thread.
  */
+@Internal
 public final class KeyContexts<K> {
   /** Default bound, in keys per operator instance. */
   public static final int DEFAULT_CAPACITY = 4096;

@@ -6,6 +6,7 @@ import java.util.TreeSet;
 import java.util.function.Function;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.TimerInternals;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.state.TimeDomain;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
@@ -46,6 +47,7 @@ import org.joda.time.Instant;
  *
  * <p>Threading: confined to the task's container thread.
  */
+@Internal
 public final class KeyedTimers implements TimerInternals {
   /** Default number of event-time timers kept decoded in memory per operator instance. */
   public static final int DEFAULT_HEAP_CAPACITY = 1024;

@@ -1,6 +1,7 @@
 package dev.weir.runner.state;
 
 import java.util.TreeMap;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.joda.time.Instant;
 
@@ -15,6 +16,7 @@ import org.joda.time.Instant;
  *
  * <p>Threading: confined to the task's container thread.
  */
+@Internal
 public final class WatermarkHolds {
   private final TreeMap<Long, int[]> holds = new TreeMap<>();
 

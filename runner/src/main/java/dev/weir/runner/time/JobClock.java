@@ -1,5 +1,7 @@
 package dev.weir.runner.time;
 
+import org.apache.beam.sdk.annotations.Internal;
+
 /**
  * The processing-time clock of one job: what the run loops read to fire processing-time timers
  * and triggers, and what {@code TimerInternals.currentProcessingTime()} reports. The default is
@@ -11,6 +13,7 @@ package dev.weir.runner.time;
  * from every container thread; {@link #millis()} is called once per run-loop tick per container,
  * so it must be cheap (a volatile read or a system call, no allocation).
  */
+@Internal
 public interface JobClock {
 
   /** The wall clock ({@link System#currentTimeMillis()}). */

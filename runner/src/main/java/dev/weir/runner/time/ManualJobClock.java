@@ -1,5 +1,6 @@
 package dev.weir.runner.time;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 
 /**
@@ -11,6 +12,7 @@ import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
  * <p>Threading: one writer at a time (the test stream's source, on its container thread), any
  * number of readers; the time is a volatile field.
  */
+@Internal
 public final class ManualJobClock implements JobClock {
   private volatile long millis;
 

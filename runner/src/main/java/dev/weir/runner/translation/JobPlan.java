@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * The translated job: stages of fused operators cut at shuffles, and the intermediate streams
@@ -16,6 +17,7 @@ import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
  * ({@link #sourceStreamName}) on system {@value #SOURCE_SYSTEM}, and an intermediate stream is
  * {@link StreamPlan#name()}.
  */
+@Internal
 public final class JobPlan {
   /** samza-api system name of source splits (one partition per split). */
   public static final String SOURCE_SYSTEM = "weir-source";

@@ -6,6 +6,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.values.TupleTag;
 
 /**
@@ -16,6 +17,7 @@ import org.apache.beam.sdk.values.TupleTag;
  * order (a node only feeds nodes with higher indices). Mutable only while the translator builds
  * the plan (its consumers); read-only afterwards, from any thread.
  */
+@Internal
 public final class NodeSpec {
   private final int index;
   private final String stepName;

@@ -3,6 +3,7 @@ package dev.weir.runner.translation;
 import dev.weir.runner.WeirSettings;
 import java.util.Map;
 import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.io.Read;
 import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.transforms.PTransform;
@@ -32,6 +33,7 @@ import org.apache.beam.sdk.util.construction.SplittableParDo;
  * <p>Threading: used once per run, on the thread that called {@code run()}; the registry is
  * immutable and its translators stateless.
  */
+@Internal
 public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults {
 
   /**

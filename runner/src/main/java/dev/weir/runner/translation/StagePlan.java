@@ -4,6 +4,7 @@ import dev.weir.runner.operators.OperatorFactory;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * A stage: a fused graph of operators that runs as one task per partition. A stage starts at a
@@ -11,6 +12,7 @@ import java.util.List;
  * feeding a GroupByKey, and ends at writers into other stages' streams. Mutable only while the
  * translator builds the plan.
  */
+@Internal
 public final class StagePlan {
 
   /**

@@ -1,5 +1,6 @@
 package dev.weir.runner.translation;
 
+import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 
 /**
@@ -13,6 +14,7 @@ import org.apache.beam.sdk.coders.Coder;
  * @param consumer the reading stage
  * @param keyCoder for {@link Kind#SHUFFLE}: the coder whose encoding routes and groups keys
  */
+@Internal
 public record StreamPlan(int id, String name, Kind kind, StagePlan producer, StagePlan consumer,
     Coder<?> keyCoder) {
 
