@@ -109,7 +109,12 @@ public final class Summary {
     for (String r : runnerOrder) {
       sb.append(String.format(Locale.ROOT, " %12s", r + " ev/s"));
     }
-    sb.append(String.format(Locale.ROOT, " %10s %11s  %s%n", "Weir/Flink", "Weir/Direct", "results (ok runs)"));
+    boolean bare = runnerOrder.contains("bare");
+    sb.append(String.format(Locale.ROOT, " %10s %11s", "Weir/Flink", "Weir/Direct"));
+    if (bare) {
+      sb.append(String.format(Locale.ROOT, " %9s", "Weir/bare"));
+    }
+    sb.append(String.format(Locale.ROOT, "  %s%n", "results (ok runs)"));
     for (Row row : rows) {
       sb.append(String.format(Locale.ROOT, "%-4d %-31s %-9s", row.query, row.queryName, row.mode));
       if (sweeps) {
@@ -126,8 +131,11 @@ public final class Summary {
         }
         sb.append(String.format(Locale.ROOT, " %12s", cell));
       }
-      sb.append(String.format(Locale.ROOT, " %10s %11s  %s%n", ratio(row.weirOverFlink),
-          ratio(row.weirOverDirect), resultsCell(row)));
+      sb.append(String.format(Locale.ROOT, " %10s %11s", ratio(row.weirOverFlink), ratio(row.weirOverDirect)));
+      if (bare) {
+        sb.append(String.format(Locale.ROOT, " %9s", percent(row.weirOverBare)));
+      }
+      sb.append(String.format(Locale.ROOT, "  %s%n", resultsCell(row)));
     }
     sb.append(String.format(Locale.ROOT, "geometric mean of ratios: Weir/Flink %s over %d queries, "
             + "Weir/Direct %s over %d queries%n", ratio(geomeanWeirOverFlink),
@@ -163,6 +171,11 @@ public final class Summary {
       return String.format(Locale.ROOT, "%.1fK", v / 1e3);
     }
     return String.format(Locale.ROOT, "%.0f", v);
+  }
+
+  /** Weir's share of the no-runner limit, e.g. "26%". */
+  private static String percent(Double d) {
+    return d == null ? "-" : String.format(Locale.ROOT, "%.0f%%", d * 100);
   }
 
   private static String ratio(Double d) {

@@ -53,6 +53,17 @@ class StatsTest {
   }
 
   @Test
+  void summaryTableShowsWeirsShareOfTheBareLimitWhenBareRan() {
+    List<RunRecord> runs = List.of(TestRuns.ok("bare", 0, 1_000_000.0, 10),
+        TestRuns.ok("weir", 0, 260_000.0, 10), TestRuns.ok("weir", 3, 300_000.0, 5));
+    Summary s = Summary.of(runs, List.of("weir", "bare"));
+    assertThat(s.rows.get(0).weirOverBare).isCloseTo(0.26, within(1e-12));
+    String table = s.table(List.of("weir", "bare"));
+    assertThat(table).contains("Weir/bare").contains(" 26%");
+    assertThat(Summary.of(runs, List.of("weir")).table(List.of("weir"))).doesNotContain("Weir/bare");
+  }
+
+  @Test
   void summaryUsesMedianOverRepeats() {
     RunRecord a = TestRuns.ok("weir", 0, 10.0, 1);
     RunRecord b = TestRuns.ok("weir", 0, 30.0, 1);
