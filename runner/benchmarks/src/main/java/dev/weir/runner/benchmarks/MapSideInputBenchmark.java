@@ -1,7 +1,7 @@
 package dev.weir.runner.benchmarks;
 
 import dev.weir.runner.WeirRunner;
-import dev.weir.runner.metrics.MetricsSwitch;
+import dev.weir.runner.executor.StepScope;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.ParDoOperator;
 import dev.weir.runner.operators.Receiver;
@@ -136,16 +136,18 @@ public class MapSideInputBenchmark {
       operator = new ParDoOperator<>(new JoinFn(view, lookupKeys()), mainTag, List.of(), VarLongCoder.of(),
           Map.of(mainTag, KvCoder.of(VarLongCoder.of(), StringUtf8Coder.of())), WindowingStrategy.globalDefault(),
           DoFnSchemaInformation.create(), Map.of(), List.of(view));
-      MetricsSwitch metrics = new MetricsSwitch(new MetricsContainerImpl(null));
-      metrics.installOnCurrentThread();
+      // As a container's task does: the thread's step scope runs the operator in its own step
+      // (its metrics container current), entered once for the whole benchmark.
+      StepScope scope = new StepScope();
+      scope.installOnCurrentThread();
+      scope.enter(scope.step("Join", new MetricsContainerImpl("Join")));
       Receiver output = joined -> {
         if (((KV<?, ?>) joined.getValue()).getValue() == null) { // a wrong view would join nothing
           throw new IllegalStateException("no side-input entry for " + joined.getValue());
         }
         blackhole.consume(joined);
       };
-      operator.open(new OperatorContext(options, "Join", 0, Map.of(mainTag, output), metrics,
-          new MetricsContainerImpl("Join"), null, JobClock.SYSTEM));
+      operator.open(new OperatorContext(options, "Join", 0, Map.of(mainTag, output), null, JobClock.SYSTEM));
       for (KV<Long, String> kv : sideElements) {
         operator.acceptSideInput(0, WindowedValues.valueInGlobalWindow(kv));
       }
