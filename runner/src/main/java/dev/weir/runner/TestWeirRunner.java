@@ -44,7 +44,11 @@ public final class TestWeirRunner extends PipelineRunner<WeirPipelineResult> {
       throw e;
     } catch (RuntimeException e) {
       if (e.getCause() instanceof InterruptedException) {
+        boolean interrupted = Thread.interrupted(); // so that cancel() may wait for the job's threads
         result.cancel(); // this runner owns the job: nobody else would stop it
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
       }
       throw e;
     }
