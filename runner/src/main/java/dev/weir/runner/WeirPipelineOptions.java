@@ -57,9 +57,10 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   void setStateBackend(StateBackend stateBackend);
 
-  @Description("Directory for RocksDB state; each job gets its own temporary sub-directory, deleted "
-      + "when the job ends (finished, failed or cancelled). With ROCKSDB it must be, or be creatable as, a "
-      + "writable directory. Default: java.io.tmpdir/weir-state.")
+  @Description("Directory for RocksDB state. A streaming job keeps its state in the sub-directory "
+      + "<jobName> (locked while the job runs; kept after a failure or cancel, deleted after a normal end); "
+      + "a batch job gets a temporary sub-directory, deleted when it ends. With ROCKSDB it must be, or be "
+      + "creatable as, a writable directory. Default: java.io.tmpdir/weir-state.")
   @Default.InstanceFactory(TempStateDirectory.class)
   String getStateDirectory();
 

@@ -67,6 +67,9 @@ public final class WeirPipelineResult implements PipelineResult {
    *
    * @return the state; RUNNING if the time ran out
    * @throws Pipeline.PipelineExecutionException if the job failed
+   * @throws RuntimeException whose cause is the {@link InterruptedException} if the waiting thread
+   *     was interrupted (its interrupt flag stays set; the job keeps running: the caller decides
+   *     whether to {@link #cancel()} it), as Beam's Direct runner does
    */
   @Override
   public State waitUntilFinish(Duration duration) {
@@ -79,8 +82,9 @@ public final class WeirPipelineResult implements PipelineResult {
     } catch (TimeoutException e) {
       return State.RUNNING;
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return getState();
+      Thread.currentThread().interrupt(); // as Beam's Direct runner: surface it, flag kept
+      throw new RuntimeException("Interrupted while waiting for the Weir job to finish; the job is still "
+          + "running (cancel() stops it)", e);
     } catch (CancellationException e) {
       return State.CANCELLED;
     } catch (ExecutionException e) {

@@ -11,8 +11,6 @@ import dev.weir.state.StateBackend;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import dev.weir.runner.translation.JobPlan;
@@ -25,6 +23,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.beam.sdk.metrics.MetricResults;
+import org.apache.beam.sdk.options.StreamingOptions;
 
 /**
  * The embedded executor of one job: builds the in-process streams, creates one {@link StageTask}
@@ -38,9 +37,13 @@ import org.apache.beam.sdk.metrics.MetricResults;
  * to end of stream, exceptionally with the first failure of any task (the other containers are
  * then stopped), or with a {@link CancellationException} after {@link #cancel()}.
  *
- * <p>State: each container opens its own storage ({@code --stateBackend}) under one per-job
- * directory in {@code --stateDirectory}; the directory is deleted when the last container has
- * exited (end, failure or cancel), because Weir does not restore state across jobs yet.
+ * <p>State: each container opens its own storage ({@code --stateBackend}) under one
+ * {@link JobStateDirectory} in {@code --stateDirectory}, taken at {@link #start()}: for a
+ * streaming job (option {@code --streaming} or an unbounded source) the durable, locked
+ * {@code <stateDirectory>/<jobName>}, kept after a failure or a cancel and deleted after a normal
+ * end; for a batch job a temporary directory deleted when the job ends. Weir does not checkpoint
+ * or restore yet, so no job is restorable; {@link #start()} logs one line saying so, with the job
+ * name and directory.
  *
  * <p>Time: processing time comes from the system clock, except in a job that reads a
  * {@code TestStream}, which runs on a {@link ManualJobClock} that the stream's processing-time
@@ -64,7 +67,8 @@ public final class JobExecutor {
   private final List<StageTask> tasks = new ArrayList<>();
   private int running;
   private int exited;
-  private Path jobStateDirectory;
+  private boolean failed;
+  private JobStateDirectory jobState;
 
   /**
    * Prepares (but does not start) the execution of {@code plan}.
@@ -81,32 +85,40 @@ public final class JobExecutor {
     if (settings.metricsEnabled()) {
       plan.translationMetrics().forEach(metrics::register);
     }
-    int containerCount = Math.max(1, Math.min(settings.containers(), plan.taskCount()));
-    // A test stream controls time: a manual clock, and quiescence tracking so that it can wait
-    // for the job to settle before each event. Other jobs pay nothing for either.
-    JobClock clock = plan.hasTestStream() ? new ManualJobClock() : JobClock.SYSTEM;
-    Quiescence quiescence = plan.hasTestStream() ? new Quiescence(containerCount) : null;
-    Map<Integer, InProcessStream> streams = new HashMap<>();
-    for (StreamPlan stream : plan.streams()) {
-      streams.put(stream.id(), new InProcessStream(stream, STREAM_PARTITION_CAPACITY));
-    }
-    WeirTaskFactory factory = new WeirTaskFactory(plan, streams, settings, metrics, clock, quiescence);
-    for (TaskName name : factory.taskNames()) {
-      tasks.add(factory.createTask(name));
-    }
-    List<List<StageTask>> assignment = new ArrayList<>();
-    for (int c = 0; c < containerCount; c++) {
-      assignment.add(new ArrayList<>());
-    }
-    for (int i = 0; i < tasks.size(); i++) {
-      assignment.get(i % containerCount).add(tasks.get(i));
-    }
-    for (int c = 0; c < containerCount; c++) {
-      Container container = new Container(c, assignment.get(c), this, clock, quiescence);
-      containers.add(container);
-      Thread thread = new Thread(container, container.threadName());
-      thread.setDaemon(true);
-      threads.add(thread);
+    openJobState();
+    try {
+      int containerCount = Math.max(1, Math.min(settings.containers(), plan.taskCount()));
+      // A test stream controls time: a manual clock, and quiescence tracking so that it can wait
+      // for the job to settle before each event. Other jobs pay nothing for either.
+      JobClock clock = plan.hasTestStream() ? new ManualJobClock() : JobClock.SYSTEM;
+      Quiescence quiescence = plan.hasTestStream() ? new Quiescence(containerCount) : null;
+      Map<Integer, InProcessStream> streams = new HashMap<>();
+      for (StreamPlan stream : plan.streams()) {
+        streams.put(stream.id(), new InProcessStream(stream, STREAM_PARTITION_CAPACITY));
+      }
+      WeirTaskFactory factory = new WeirTaskFactory(plan, streams, settings, metrics, clock, quiescence);
+      for (TaskName name : factory.taskNames()) {
+        tasks.add(factory.createTask(name));
+      }
+      List<List<StageTask>> assignment = new ArrayList<>();
+      for (int c = 0; c < containerCount; c++) {
+        assignment.add(new ArrayList<>());
+      }
+      for (int i = 0; i < tasks.size(); i++) {
+        assignment.get(i % containerCount).add(tasks.get(i));
+      }
+      for (int c = 0; c < containerCount; c++) {
+        Container container = new Container(c, assignment.get(c), this, clock, quiescence);
+        containers.add(container);
+        Thread thread = new Thread(container, container.threadName());
+        thread.setDaemon(true);
+        threads.add(thread);
+      }
+    } catch (RuntimeException | Error e) {
+      if (jobState != null) {
+        jobState.close(false);
+      }
+      throw e;
     }
     running = containers.size();
     for (Thread thread : threads) {
@@ -187,50 +199,51 @@ public final class JobExecutor {
   }
 
   /**
-   * Opens the state of container {@code id} from the settings: the backend, under a per-job
-   * directory in {@code --stateDirectory} (created on first use, deleted when the last container
-   * exits), bounded to {@code --objectCacheSize} entries. Called on the container's thread.
+   * Takes the job's state directory (RocksDB backend) and logs whether the job is restorable,
+   * under which name and directory.
+   *
+   * @throws IllegalStateException if a running job holds the directory (naming path and pid)
+   */
+  private void openJobState() {
+    String jobName = settings.pipelineOptions().getJobName();
+    boolean streaming = settings.pipelineOptions().as(StreamingOptions.class).isStreaming()
+        || plan.readsUnboundedSource();
+    if (settings.stateBackend() != StateBackend.ROCKSDB) {
+      LOG.info("Weir job {}: state on the heap (--stateBackend={}); not restorable after a crash or a restart",
+          jobName, settings.stateBackend().optionValue());
+      return;
+    }
+    if (!streaming) {
+      jobState = JobStateDirectory.openTemporary(settings.stateDirectory());
+      LOG.info("Weir job {}: batch job, state in {} (deleted at the end); after a crash a batch job starts over",
+          jobName, jobState.directory());
+      return;
+    }
+    jobState = JobStateDirectory.openDurable(settings.stateDirectory(), jobName);
+    LOG.info("Weir job {}: streaming job, state in {} (kept after a failure or cancel); NOT restorable: Weir takes "
+        + "no checkpoints yet, so state left by an earlier run under this name was wiped. Beam's default "
+        + "--jobName changes on every run: set --jobName to keep one directory per job", jobName,
+        jobState.directory());
+  }
+
+  /**
+   * Opens the state of container {@code id} from the settings: the backend, in its directory of
+   * the job's {@link JobStateDirectory} (created here), bounded to {@code --objectCacheSize}
+   * entries. Called on the container's thread.
    */
   ContainerState openState(int id) throws IOException {
     StateBackend backend = settings.stateBackend();
     Path directory = null;
     if (backend == StateBackend.ROCKSDB) {
-      synchronized (this) {
-        if (jobStateDirectory == null) {
-          Path base = Files.createDirectories(settings.stateDirectory());
-          jobStateDirectory = Files.createTempDirectory(base, "job-");
-        }
-        directory = jobStateDirectory.resolve("container-" + id);
-      }
+      directory = jobState.containerDirectory(id);
       Files.createDirectories(directory);
     }
     return new ContainerState(backend, directory, settings.objectCacheSize(), "weir-container-" + id);
   }
 
-  /** The per-job state directory, if the RocksDB backend created one (for tests). */
+  /** The job's state directory, if the RocksDB backend uses one (for tests). */
   public synchronized Path jobStateDirectory() {
-    return jobStateDirectory;
-  }
-
-  private void deleteJobState() {
-    Path dir;
-    synchronized (this) {
-      dir = jobStateDirectory;
-    }
-    if (dir == null) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(dir)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(path -> {
-        try {
-          Files.deleteIfExists(path);
-        } catch (IOException e) {
-          LOG.warn("Cannot delete {}", path, e);
-        }
-      });
-    } catch (IOException e) {
-      LOG.warn("Cannot delete the job state directory {}", dir, e);
-    }
+    return jobState == null ? null : jobState.directory();
   }
 
   /** Called by each container thread as its last action (after it closed its state). */
@@ -238,9 +251,13 @@ public final class JobExecutor {
     boolean allExited;
     synchronized (this) {
       allExited = ++exited == containers.size();
+      if (failure != null) {
+        failed = true;
+      }
     }
-    if (allExited) {
-      deleteJobState();
+    if (allExited && jobState != null) {
+      // normal end only if every container ended normally and nobody cancelled the job
+      jobState.close(!failed && !completion.isCompletedExceptionally());
     }
     if (failure != null) {
       completion.completeExceptionally(failure);

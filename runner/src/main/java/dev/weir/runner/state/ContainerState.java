@@ -28,8 +28,9 @@ import org.apache.beam.sdk.annotations.Internal;
  * the container calls {@link #commitIfRequested()} once per run-loop iteration, so that several
  * tasks finishing bundles in one iteration cost one commit. A commit flushes the object cache's
  * dirty values in one batch and commits the storage atomically with a small metadata record.
- * RocksDB commits are not fsynced: the state directory is per job and deleted at its end, so
- * durability across crashes buys nothing yet.
+ * RocksDB commits are not fsynced: Weir does not restore state after a crash yet (working state
+ * left in a job's directory is wiped at its next start, see {@code executor.JobStateDirectory}),
+ * so durability across crashes buys nothing yet.
  *
  * <p>Threading: confined to the container's thread; {@link #close()} runs there too, at the end of
  * the run loop (normal end, failure or cancel).

@@ -71,6 +71,16 @@ public final class JobPlan {
     return false;
   }
 
+  /** Whether the job reads an unbounded source (a streaming job, whatever {@code --streaming} says). */
+  public boolean readsUnboundedSource() {
+    for (StagePlan stage : stages) {
+      if (stage.source() instanceof SourceSpec.Unbounded) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Total number of tasks over all stages. */
   public int taskCount() {
     int n = 0;
