@@ -1,5 +1,6 @@
 package dev.weir.testservices;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -137,9 +138,15 @@ public final class KafkaBroker implements AutoCloseable {
       return new Config(dir, port, timeout, stopTimeout, javaExecutable, stopOnJvmExit);
     }
 
-    /** The {@code java} executable of the child JVM (Kafka 3.9 needs Java 11 or newer). */
+    /**
+     * The {@code java} executable of the child JVM (Kafka 3.9 needs Java 11 or newer): a path
+     * (relative ones are taken from this JVM's working directory) or a bare name looked up on
+     * {@code PATH}.
+     */
     public Config withJavaExecutable(String java) {
-      return new Config(dir, port, startTimeout, stopTimeout, java, stopOnJvmExit);
+      String executable =
+          java.contains(File.separator) ? Paths.get(java).toAbsolutePath().toString() : java;
+      return new Config(dir, port, startTimeout, stopTimeout, executable, stopOnJvmExit);
     }
 
     /**
