@@ -1,0 +1,206 @@
+package dev.weir.runner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.testservices.KafkaBroker;
+import dev.weir.testservices.KafkaBrokerExtension;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.coders.VarLongCoder;
+import org.apache.beam.sdk.io.kafka.KafkaIO;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.state.StateSpec;
+import org.apache.beam.sdk.state.StateSpecs;
+import org.apache.beam.sdk.state.ValueState;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.joda.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Beam's {@code KafkaIO} on WeirRunner against a real Kafka broker (test-services' {@link
+ * KafkaBroker}, a child JVM on loopback): a streaming pipeline reads a topic of several partitions
+ * that the test filled, counts per key in a stateful DoFn, and writes every running count; the
+ * results are checked exactly. KafkaIO's read expands to its splittable DoFn
+ * ({@code ReadFromKafkaDoFn}, unbounded per element, self-checkpointing), which Weir runs with
+ * {@code SplittableProcessOperator}. About 30 s on 2 cores, of which ~10 s start the broker.
+ */
+class KafkaIOPipelineIT {
+
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
+  private static final int PARTITIONS = 4;
+  private static final int KEYS = 7;
+  private static final int RECORDS = 280;
+
+  /** Counts per key; emits {@code key=n} for the key's n-th element. */
+  static final class CountPerKeyFn extends DoFn<KV<String, String>, KV<String, String>> {
+    @StateId("count")
+    private final StateSpec<ValueState<Long>> countSpec = StateSpecs.value(VarLongCoder.of());
+
+    @ProcessElement
+    public void process(
+        @Element KV<String, String> element,
+        @StateId("count") ValueState<Long> count,
+        OutputReceiver<KV<String, String>> out) {
+      Long before = count.read();
+      long now = (before == null ? 0 : before) + 1;
+      count.write(now);
+      out.output(KV.of(element.getKey(), element.getKey() + "=" + now));
+    }
+  }
+
+  /** The value of each KV. */
+  static final class ValuesFn extends DoFn<KV<String, String>, String> {
+    @ProcessElement
+    public void process(@Element KV<String, String> kv, OutputReceiver<String> out) {
+      out.output(kv.getValue());
+    }
+  }
+
+  private static WeirPipelineOptions streamingOptions(String runner) {
+    return PipelineOptionsFactory.fromArgs(
+            "--runner=" + runner,
+            "--streaming=true",
+            "--parallelism=2",
+            "--containers=2",
+            "--stateBackend=MEMORY")
+        .as(WeirPipelineOptions.class);
+  }
+
+  /** Writes {@link #RECORDS} records, key {@code user-(i % KEYS)}, round-robin over partitions. */
+  private static Map<String, Integer> fill(KafkaBroker broker, String topic) throws Exception {
+    broker.createTopic(topic, PARTITIONS);
+    Map<String, Integer> perKey = new TreeMap<>();
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+      for (int i = 0; i < RECORDS; i++) {
+        String key = "user-" + (i % KEYS);
+        producer.send(new ProducerRecord<>(topic, i % PARTITIONS, key, "click-" + i)).get();
+        perKey.merge(key, 1, Integer::sum);
+      }
+    }
+    return perKey;
+  }
+
+  private static List<String> expectedCounts(Map<String, Integer> perKey) {
+    List<String> expected = new ArrayList<>();
+    perKey.forEach(
+        (key, n) -> {
+          for (int i = 1; i <= n; i++) {
+            expected.add(key + "=" + i);
+          }
+        });
+    expected.sort(null);
+    return expected;
+  }
+
+  private static KafkaIO.Read<String, String> read(KafkaBroker broker, String topic) {
+    return KafkaIO.<String, String>read()
+        .withBootstrapServers(broker.bootstrapServers())
+        .withTopic(topic)
+        .withKeyDeserializer(StringDeserializer.class)
+        .withValueDeserializer(StringDeserializer.class)
+        .withConsumerConfigUpdates(
+            Map.<String, Object>of(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"));
+  }
+
+  @Test
+  void unboundedReadCountsPerKeyAndWritesEveryCountToKafkaExactlyOnce(KafkaBroker broker)
+      throws Exception {
+    Map<String, Integer> perKey = fill(broker, "clicks");
+    broker.createTopic("counts", 1);
+
+    Pipeline p = Pipeline.create(streamingOptions("WeirRunner"));
+    p.apply("ReadClicks", read(broker, "clicks").withoutMetadata())
+        .apply("CountPerKey", ParDo.of(new CountPerKeyFn()))
+        .apply(
+            "WriteCounts",
+            KafkaIO.<String, String>write()
+                .withBootstrapServers(broker.bootstrapServers())
+                .withTopic("counts")
+                .withKeySerializer(StringSerializer.class)
+                .withValueSerializer(StringSerializer.class));
+    PipelineResult result = p.run();
+    List<String> expected = expectedCounts(perKey);
+    List<String> actual;
+    try {
+      actual = consume(broker, "counts", expected.size(), result);
+      assertThat(result.getState()).isEqualTo(PipelineResult.State.RUNNING);
+    } finally {
+      result.cancel();
+    }
+    assertThat(result.waitUntilFinish(Duration.standardSeconds(30)))
+        .isEqualTo(PipelineResult.State.CANCELLED);
+    actual.sort(null);
+    assertThat(actual).containsExactlyElementsOf(expected);
+  }
+
+  @Test
+  void readBoundedByMaxNumRecordsEndsTheJobWithExactCounts(KafkaBroker broker) throws Exception {
+    Map<String, Integer> perKey = fill(broker, "clicks-bounded");
+    Pipeline p = Pipeline.create(streamingOptions("TestWeirRunner"));
+    PCollection<String> counts =
+        p.apply(
+                "ReadClicks",
+                read(broker, "clicks-bounded").withMaxNumRecords(RECORDS).withoutMetadata())
+            .apply("CountPerKey", ParDo.of(new CountPerKeyFn()))
+            .apply("Values", ParDo.of(new ValuesFn()));
+    PAssert.that(counts).containsInAnyOrder(expectedCounts(perKey));
+    assertThat(p.run().getState()).isEqualTo(PipelineResult.State.DONE);
+  }
+
+  /**
+   * Reads {@code topic} from its start until {@code expected} records arrived, then half a second
+   * more (so that duplicates would show); gives up after 90 s or when the job stops running.
+   */
+  private static List<String> consume(
+      KafkaBroker broker, String topic, int expected, PipelineResult job) {
+    Properties c = new Properties();
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+    List<String> values = new ArrayList<>();
+    Map<String, Integer> seen = new HashMap<>();
+    try (KafkaConsumer<String, String> consumer =
+        new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer())) {
+      TopicPartition partition = new TopicPartition(topic, 0);
+      consumer.assign(List.of(partition));
+      consumer.seekToBeginning(List.of(partition));
+      long deadlineNs = System.nanoTime() + 90_000_000_000L;
+      long settleUntilNs = Long.MAX_VALUE;
+      while (System.nanoTime() < Math.min(deadlineNs, settleUntilNs)) {
+        assertThat(job.getState())
+            .as("the job's state while its results are awaited")
+            .isEqualTo(PipelineResult.State.RUNNING);
+        for (ConsumerRecord<String, String> r : consumer.poll(java.time.Duration.ofMillis(200))) {
+          values.add(r.value());
+          seen.merge(r.value(), 1, Integer::sum);
+        }
+        if (values.size() >= expected && settleUntilNs == Long.MAX_VALUE) {
+          settleUntilNs = System.nanoTime() + 500_000_000L;
+        }
+      }
+    }
+    return values;
+  }
+}
