@@ -14,6 +14,7 @@ import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
+import org.apache.beam.sdk.options.ExperimentalOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.state.StateSpec;
 import org.apache.beam.sdk.state.StateSpecs;
@@ -35,14 +36,17 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.joda.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Beam's {@code KafkaIO} on WeirRunner against a real Kafka broker (test-services' {@link
  * KafkaBroker}, a child JVM on loopback): a streaming pipeline reads a topic of several partitions
  * that the test filled, counts per key in a stateful DoFn, and writes every running count; the
- * results are checked exactly. KafkaIO's read expands to its splittable DoFn
- * ({@code ReadFromKafkaDoFn}, unbounded per element, self-checkpointing), which Weir runs with
- * {@code SplittableProcessOperator}. About 30 s on 2 cores, of which ~10 s start the broker.
+ * results are checked exactly: unbounded (the job is cancelled once every count arrived in the
+ * output topic) through both of KafkaIO's read expansions, and bounded by {@code
+ * withMaxNumRecords} (Beam's {@code BoundedReadFromUnboundedSource}; the job ends and {@code
+ * PAssert} checks). About 35 s on 2 cores, of which ~10 s start the broker.
  */
 class KafkaIOPipelineIT {
 
@@ -126,27 +130,42 @@ class KafkaIOPipelineIT {
             Map.<String, Object>of(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"));
   }
 
-  @Test
-  void unboundedReadCountsPerKeyAndWritesEveryCountToKafkaExactlyOnce(KafkaBroker broker)
+  /**
+   * {@code experiments}: none (KafkaIO 2.70 then expands to {@code ReadFromKafkaViaUnbounded}, a
+   * {@code Read.Unbounded} of {@code KafkaUnboundedSource} that Weir runs as its primitive
+   * unbounded read, one split per task) or {@code use_sdf_read} (KafkaIO's {@code
+   * ReadFromKafkaViaSDF}: {@code ReadFromKafkaDoFn}, an unbounded-per-element splittable DoFn with
+   * its own watermark estimator, run by Weir's {@code SplittableProcessOperator}).
+   */
+  @ParameterizedTest(name = "experiments={0}")
+  @ValueSource(strings = {"", "use_sdf_read"})
+  void unboundedReadCountsPerKeyAndWritesEveryCountToKafkaExactlyOnce(String experiments)
       throws Exception {
-    Map<String, Integer> perKey = fill(broker, "clicks");
-    broker.createTopic("counts", 1);
+    KafkaBroker broker = KAFKA.broker();
+    String in = "clicks" + experiments;
+    String outTopic = "counts" + experiments;
+    Map<String, Integer> perKey = fill(broker, in);
+    broker.createTopic(outTopic, 1);
 
-    Pipeline p = Pipeline.create(streamingOptions("WeirRunner"));
-    p.apply("ReadClicks", read(broker, "clicks").withoutMetadata())
+    WeirPipelineOptions options = streamingOptions("WeirRunner");
+    if (!experiments.isEmpty()) {
+      options.as(ExperimentalOptions.class).setExperiments(List.of(experiments));
+    }
+    Pipeline p = Pipeline.create(options);
+    p.apply("ReadClicks", read(broker, in).withoutMetadata())
         .apply("CountPerKey", ParDo.of(new CountPerKeyFn()))
         .apply(
             "WriteCounts",
             KafkaIO.<String, String>write()
                 .withBootstrapServers(broker.bootstrapServers())
-                .withTopic("counts")
+                .withTopic(outTopic)
                 .withKeySerializer(StringSerializer.class)
                 .withValueSerializer(StringSerializer.class));
     PipelineResult result = p.run();
     List<String> expected = expectedCounts(perKey);
     List<String> actual;
     try {
-      actual = consume(broker, "counts", expected.size(), result);
+      actual = consume(broker, outTopic, expected.size(), result);
       assertThat(result.getState()).isEqualTo(PipelineResult.State.RUNNING);
     } finally {
       result.cancel();

@@ -27,6 +27,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * A real single-node Apache Kafka broker in KRaft mode (broker and controller in one process, no
@@ -305,8 +306,19 @@ public final class KafkaBroker implements AutoCloseable {
       }
       long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (true) {
-        TopicDescription description =
-            admin.describeTopics(List.of(topic)).allTopicNames().get(60, TimeUnit.SECONDS).get(topic);
+        TopicDescription description;
+        try {
+          description =
+              admin.describeTopics(List.of(topic)).allTopicNames().get(60, TimeUnit.SECONDS)
+                  .get(topic);
+        } catch (ExecutionException e) {
+          if (!(e.getCause() instanceof UnknownTopicOrPartitionException)
+              || System.nanoTime() > deadlineNs) {
+            throw e;
+          }
+          Thread.sleep(50); // created, but the broker's metadata cache does not list it yet
+          continue;
+        }
         if (description.partitions().size() != partitions) {
           throw new IllegalStateException(
               "Topic "
@@ -393,6 +405,10 @@ public final class KafkaBroker implements AutoCloseable {
                 + ":\n"
                 + logTail(dir.resolve(LOG_FILE)));
       }
+      if (!accepts(port)) {
+        sleepMs(200);
+        continue;
+      }
       try (Admin admin = admin()) {
         Collection<?> nodes = admin.describeCluster().nodes().get(5, TimeUnit.SECONDS);
         if (!nodes.isEmpty()) {
@@ -419,6 +435,16 @@ public final class KafkaBroker implements AutoCloseable {
             + dir.resolve(LOG_FILE)
             + ":\n"
             + logTail(dir.resolve(LOG_FILE)));
+  }
+
+  /** Whether 127.0.0.1:port accepts a TCP connection (so the admin client does not log retries). */
+  private static boolean accepts(int port) {
+    try (java.net.Socket socket = new java.net.Socket()) {
+      socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1000);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   private static void prepareDirectory(Path dir) {

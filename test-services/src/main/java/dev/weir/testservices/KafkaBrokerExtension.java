@@ -66,10 +66,8 @@ public final class KafkaBrokerExtension
     String name = context.getRequiredTestClass().getSimpleName() + "-" + System.currentTimeMillis();
     KafkaBroker started = KafkaBroker.start(KafkaBroker.Config.in(baseDir.resolve(name)));
     broker = started;
-    // Stored so that the store closes it even if afterAll is not reached.
-    context
-        .getStore(NAMESPACE)
-        .put("broker", (ExtensionContext.Store.CloseableResource) started::close);
+    // Stored so that JUnit closes it (an AutoCloseable) even if afterAll is not reached.
+    context.getStore(NAMESPACE).put("broker", started);
   }
 
   @Override
