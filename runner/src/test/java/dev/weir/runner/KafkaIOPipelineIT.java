@@ -56,6 +56,14 @@ class KafkaIOPipelineIT {
   private static final int KEYS = 7;
   private static final int RECORDS = 280;
 
+  /**
+   * Records for the splittable-DoFn read: on Weir it delivers only ~10 records/s here (bursts about
+   * 4 s apart, measured: 280 records in 45 s, against 280 in under 1 s through the primitive
+   * read), so it reads fewer to keep this test short. Why it trickles is not known yet.
+   */
+  private static final int SDF_RECORDS = 56;
+  // Measured with 56: ~35 s for that case alone, most of it before the first result arrives.
+
   /** Counts per key; emits {@code key=n} for the key's n-th element. */
   static final class CountPerKeyFn extends DoFn<KV<String, String>, KV<String, String>> {
     @StateId("count")
@@ -91,15 +99,16 @@ class KafkaIOPipelineIT {
         .as(WeirPipelineOptions.class);
   }
 
-  /** Writes {@link #RECORDS} records, key {@code user-(i % KEYS)}, round-robin over partitions. */
-  private static Map<String, Integer> fill(KafkaBroker broker, String topic) throws Exception {
+  /** Writes {@code records} records, key {@code user-(i % KEYS)}, round-robin over partitions. */
+  private static Map<String, Integer> fill(KafkaBroker broker, String topic, int records)
+      throws Exception {
     broker.createTopic(topic, PARTITIONS);
     Map<String, Integer> perKey = new TreeMap<>();
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
-      for (int i = 0; i < RECORDS; i++) {
+      for (int i = 0; i < records; i++) {
         String key = "user-" + (i % KEYS);
         producer.send(new ProducerRecord<>(topic, i % PARTITIONS, key, "click-" + i)).get();
         perKey.merge(key, 1, Integer::sum);
@@ -144,7 +153,7 @@ class KafkaIOPipelineIT {
     KafkaBroker broker = KAFKA.broker();
     String in = "clicks" + experiments;
     String outTopic = "counts" + experiments;
-    Map<String, Integer> perKey = fill(broker, in);
+    Map<String, Integer> perKey = fill(broker, in, experiments.isEmpty() ? RECORDS : SDF_RECORDS);
     broker.createTopic(outTopic, 1);
 
     WeirPipelineOptions options = streamingOptions("WeirRunner");
@@ -178,7 +187,7 @@ class KafkaIOPipelineIT {
 
   @Test
   void readBoundedByMaxNumRecordsEndsTheJobWithExactCounts(KafkaBroker broker) throws Exception {
-    Map<String, Integer> perKey = fill(broker, "clicks-bounded");
+    Map<String, Integer> perKey = fill(broker, "clicks-bounded", RECORDS);
     Pipeline p = Pipeline.create(streamingOptions("TestWeirRunner"));
     PCollection<String> counts =
         p.apply(
@@ -188,6 +197,56 @@ class KafkaIOPipelineIT {
             .apply("Values", ParDo.of(new ValuesFn()));
     PAssert.that(counts).containsInAnyOrder(expectedCounts(perKey));
     assertThat(p.run().getState()).isEqualTo(PipelineResult.State.DONE);
+  }
+
+  /**
+   * Issue 15's "Kafka unreachable" rule, as KafkaIO behaves on Weir today: KafkaIO's primitive read
+   * asks the broker for the topic's partitions when Weir splits the source at job start; with no
+   * broker at the address, the consumer gives up after its {@code default.api.timeout.ms} (60 s by
+   * default; 5 s here) and {@code run()} throws. The failure names the transform ({@code cannot
+   * split the unbounded source of ReadNowhere/...}) and Kafka's cause ({@code Timeout expired while
+   * fetching topic metadata}), but not the address: that part of the rule is not met yet.
+   */
+  @Test
+  void aBootstrapAddressWithoutABrokerFailsTheJob() throws Exception {
+    int port;
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    String address = "127.0.0.1:" + port;
+    Pipeline p = Pipeline.create(streamingOptions("WeirRunner"));
+    p.apply(
+            "ReadNowhere",
+            KafkaIO.<String, String>read()
+                .withBootstrapServers(address)
+                .withTopic("nowhere")
+                .withKeyDeserializer(StringDeserializer.class)
+                .withValueDeserializer(StringDeserializer.class)
+                .withConsumerConfigUpdates(
+                    Map.<String, Object>of(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000))
+                .withoutMetadata())
+        .apply("CountPerKey", ParDo.of(new CountPerKeyFn()));
+    Throwable failure = null;
+    PipelineResult result = null;
+    try {
+      result = p.run();
+      result.waitUntilFinish(Duration.standardSeconds(90));
+    } catch (RuntimeException e) {
+      failure = e;
+    } finally {
+      if (result != null) {
+        result.cancel();
+      }
+    }
+    StringBuilder chain = new StringBuilder();
+    for (Throwable t = failure; t != null && chain.length() < 10_000; t = t.getCause()) {
+      chain.append(t).append('\n');
+    }
+    System.err.println("KafkaIO with no broker at " + address + " failed with:\n" + chain);
+    assertThat(failure).as("the job's failure").isNotNull();
+    assertThat(chain.toString())
+        .contains("ReadNowhere")
+        .contains("Timeout expired while fetching topic metadata");
   }
 
   /**
@@ -214,6 +273,7 @@ class KafkaIOPipelineIT {
         for (ConsumerRecord<String, String> r : consumer.poll(java.time.Duration.ofMillis(200))) {
           values.add(r.value());
           seen.merge(r.value(), 1, Integer::sum);
+
         }
         if (values.size() >= expected && settleUntilNs == Long.MAX_VALUE) {
           settleUntilNs = System.nanoTime() + 500_000_000L;
