@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,6 +47,11 @@ import org.apache.beam.sdk.metrics.MetricResults;
  * {@code TestStream}, which runs on a {@link ManualJobClock} that the stream's processing-time
  * events advance once the job is quiescent ({@link Quiescence}).
  *
+ * <p>Monitoring: {@link #start()} logs one INFO line (job name, stages x partitions, tasks,
+ * containers, state backend and directory) and registers the job's JMX MBeans (with
+ * {@code --metricsLogIntervalMs}, also a periodic metrics log: {@link JobMonitoring},
+ * {@link WeirMXBeans}); the last container to exit unregisters them, before the job completes.
+ *
  * <p>Threading: {@link #start()} once from the submitting thread; {@link #cancel()},
  * {@link #metrics()} and {@link #completion()} from any thread.
  */
@@ -65,6 +71,8 @@ public final class JobExecutor {
   private int running;
   private int exited;
   private Path jobStateDirectory;
+  /** The job's MBeans and periodic metrics log; set by {@link #start()}. */
+  private JobMonitoring monitoring;
 
   /**
    * Prepares (but does not start) the execution of {@code plan}.
@@ -109,6 +117,14 @@ public final class JobExecutor {
       threads.add(thread);
     }
     running = containers.size();
+    monitoring = new JobMonitoring(plan, settings, containers, metrics);
+    monitoring.start();
+    LOG.info("Weir job {} starting: {} stage(s) x partitions [{}], {} task(s) on {} container(s), "
+            + "state backend {}{}", monitoring.jobName(), plan.stages().size(),
+        plan.stages().stream().map(s -> s.name() + " x " + s.partitions()).collect(Collectors.joining(", ")),
+        tasks.size(), containers.size(), settings.stateBackend().optionValue(),
+        settings.stateBackend() == StateBackend.ROCKSDB
+            ? " in a job-* sub-directory of " + settings.stateDirectory().toAbsolutePath() : " (no directory)");
     for (Thread thread : threads) {
       thread.start();
     }
@@ -207,6 +223,11 @@ public final class JobExecutor {
     return new ContainerState(backend, directory, settings.objectCacheSize(), "weir-container-" + id);
   }
 
+  /** The job's live metrics (MBeans, metrics log); null before {@link #start()}. For tests. */
+  synchronized JobMonitoring monitoring() {
+    return monitoring;
+  }
+
   /** The per-job state directory, if the RocksDB backend created one (for tests). */
   public synchronized Path jobStateDirectory() {
     return jobStateDirectory;
@@ -241,6 +262,13 @@ public final class JobExecutor {
     }
     if (allExited) {
       deleteJobState();
+      JobMonitoring m;
+      synchronized (this) {
+        m = monitoring;
+      }
+      if (m != null) {
+        m.close(); // before completion: once waitUntilFinish returns, the job's MBeans are gone
+      }
     }
     if (failure != null) {
       completion.completeExceptionally(failure);
