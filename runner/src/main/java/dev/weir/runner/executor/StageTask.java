@@ -567,7 +567,7 @@ public final class StageTask
       }
     }
     watermarks.updateOutputWatermark();
-    stats.watermarks(watermarks.inputWatermarkMs(), watermarks.outputWatermarkMs());
+    stats.watermarks(watermarks.inputWatermarkMs(), watermarks.monitoredOutputWatermarkMs());
     return timersLeft;
   }
 

@@ -91,7 +91,10 @@ final class TaskStats {
     return values.getOpaque(INPUT_WATERMARK);
   }
 
-  /** The watermark the task's writers last sent, epoch ms ({@link StageWatermarks#MIN_WATERMARK_MS} without writers). */
+  /**
+   * The task's output watermark, epoch ms: the last one its writers sent; for a task without
+   * writers, the minimum over its nodes' output watermarks ({@link StageWatermarks#monitoredOutputWatermarkMs()}).
+   */
   long outputWatermarkMs() {
     return values.getOpaque(OUTPUT_WATERMARK);
   }

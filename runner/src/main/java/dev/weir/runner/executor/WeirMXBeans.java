@@ -201,7 +201,7 @@ public final class WeirMXBeans {
     /** The task's input watermark, epoch ms. */
     long getInputWatermarkMs();
 
-    /** The watermark the task last sent downstream, epoch ms. */
+    /** The watermark the task last sent downstream (a task of a sink stage: its nodes' minimum output), epoch ms. */
     long getOutputWatermarkMs();
   }
 }

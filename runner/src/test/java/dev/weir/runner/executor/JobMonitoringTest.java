@@ -76,6 +76,8 @@ class JobMonitoringTest {
       long firstCacheReads = cacheReads(containers);
       awaitTrue("the watermark advances", () -> (long) attribute(stage, "InputWatermarkMs") > firstWatermark);
       awaitTrue("the object cache's counters move", () -> cacheReads(containers) > firstCacheReads);
+      awaitTrue("the sink stage's output watermark follows",
+          () -> (long) attribute(stage, "OutputWatermarkMs") > StageWatermarks.MIN_WATERMARK_MS);
       awaitTrue("events reach a task of the stateful stage", () -> (long) attribute(task, "EventsIn") > 0);
       assertThat((long) attribute(task, "Bundles")).isPositive();
       assertThat((long) attribute(task, "MaxBundleSize")).isPositive();
