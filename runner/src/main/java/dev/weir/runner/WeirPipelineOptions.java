@@ -80,6 +80,15 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   void setMetricsEnabled(boolean metricsEnabled);
 
+  @Description("Interval in milliseconds at which a running job logs a summary of its live metrics at INFO "
+      + "(per container: run loop, commits, object cache; per stage: events, bundles, watermarks; per "
+      + "PTransform: Beam user metrics), and once more when it ends; 0 (the default) turns the log off. "
+      + "The same metrics are always readable over JMX (MBeans under dev.weir:type=...,job=<jobName>).")
+  @Default.Long(0L)
+  long getMetricsLogIntervalMs();
+
+  void setMetricsLogIntervalMs(long metricsLogIntervalMs);
+
   /** Default for counts that should follow the machine: the number of available processors. */
   class AvailableProcessors implements DefaultValueFactory<Integer> {
     @Override

@@ -19,7 +19,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * <p>Checks ({@link #from}): counts ({@code --parallelism}, {@code --containers},
  * {@code --maxBundleSize}, {@code --objectCacheSize}) are at least 1; {@code --maxBundleTimeMs} is
  * from 1 to {@value #MAX_BUNDLE_TIME_MS} (so that it still fits in a {@code long} of
- * nanoseconds); {@code --stateBackend} is set; {@code --stateDirectory} is a path and, for the
+ * nanoseconds); {@code --metricsLogIntervalMs} is 0 (off) or positive; {@code --stateBackend} is set; {@code --stateDirectory} is a path and, for the
  * RocksDB backend, a directory that exists or can be created and is writable (it is created here).
  * A bad value fails with an {@link IllegalArgumentException} naming the option, the value and what
  * is allowed.
@@ -38,11 +38,21 @@ import org.apache.beam.sdk.options.PipelineOptions;
  *     unused by the memory backend
  * @param objectCacheSize decoded state values the object cache keeps per container (entries)
  * @param metricsEnabled whether Beam metrics are collected per PTransform
+ * @param metricsLogIntervalMs milliseconds between two logged summaries of the job's live metrics; 0:
+ *     no log
  */
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
-    boolean metricsEnabled) {
+    boolean metricsEnabled, long metricsLogIntervalMs) {
+
+  /** Settings without the periodic metrics log ({@code metricsLogIntervalMs} 0), as before that option. */
+  public WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
+      long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
+      boolean metricsEnabled) {
+    this(pipelineOptions, parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend, stateDirectory,
+        objectCacheSize, metricsEnabled, 0L);
+  }
 
   /** The largest {@code --maxBundleTimeMs}: its nanoseconds must fit in a {@code long}. */
   public static final long MAX_BUNDLE_TIME_MS = Long.MAX_VALUE / 1_000_000L;
@@ -72,8 +82,13 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
     if (objectCacheSize < 1) {
       throw outOfRange("objectCacheSize", objectCacheSize, "1 to " + Long.MAX_VALUE + " (entries)");
     }
+    long metricsLogIntervalMs = options.getMetricsLogIntervalMs();
+    if (metricsLogIntervalMs < 0) {
+      throw outOfRange("metricsLogIntervalMs", metricsLogIntervalMs,
+          "0 (no metrics log) or 1 to " + Long.MAX_VALUE + " (milliseconds between two logged summaries)");
+    }
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
-        stateDirectory, objectCacheSize, options.getMetricsEnabled());
+        stateDirectory, objectCacheSize, options.getMetricsEnabled(), metricsLogIntervalMs);
   }
 
   private static int atLeastOne(String option, int value) {
@@ -119,7 +134,8 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
   /** A one-line summary for the run log, e.g. {@code parallelism=2 containers=2 ...}. */
   public String describe() {
     return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
-            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b", parallelism, containers,
-        maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory, objectCacheSize, metricsEnabled);
+            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b metricsLogIntervalMs=%d",
+        parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
+        objectCacheSize, metricsEnabled, metricsLogIntervalMs);
   }
 }

@@ -85,6 +85,15 @@ class WeirPipelineOptionsTest {
   }
 
   @Test
+  void metricsLogIntervalMs_negative_failsNamingTheOptionAndTheRange() {
+    assertThatThrownBy(() -> run("--runner=WeirRunner", "--metricsLogIntervalMs=-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("--metricsLogIntervalMs=-1 is out of range; allowed: 0 (no metrics log) or 1 to "
+            + Long.MAX_VALUE + " (milliseconds between two logged summaries)");
+    assertThat(WeirSettings.from(parse()).metricsLogIntervalMs()).as("off by default").isZero();
+  }
+
+  @Test
   void stateBackend_unset_failsNamingTheOptionAndTheAllowedValues() {
     WeirPipelineOptions options = parse("--runner=WeirRunner");
     options.setStateBackend(null);
@@ -129,7 +138,8 @@ class WeirPipelineOptionsTest {
   @Test
   void settings_carryEveryOptionsValue() {
     WeirSettings settings = WeirSettings.from(parse("--parallelism=3", "--containers=2", "--maxBundleSize=64",
-        "--maxBundleTimeMs=250", "--stateBackend=memory", "--objectCacheSize=10", "--metricsEnabled=false"));
+        "--maxBundleTimeMs=250", "--stateBackend=memory", "--objectCacheSize=10", "--metricsEnabled=false",
+        "--metricsLogIntervalMs=5000"));
     assertThat(settings.parallelism()).isEqualTo(3);
     assertThat(settings.containers()).isEqualTo(2);
     assertThat(settings.maxBundleSize()).isEqualTo(64);
@@ -137,6 +147,7 @@ class WeirPipelineOptionsTest {
     assertThat(settings.stateBackend()).isEqualTo(dev.weir.state.StateBackend.MEMORY);
     assertThat(settings.objectCacheSize()).isEqualTo(10);
     assertThat(settings.metricsEnabled()).isFalse();
+    assertThat(settings.metricsLogIntervalMs()).isEqualTo(5000);
   }
 
   @Test

@@ -107,6 +107,8 @@ final class Container implements Runnable {
   private final BackoffIdle idle = new BackoffIdle();
   private final RunLoopMetrics loop = new RunLoopMetrics();
   private volatile boolean running = true;
+  /** The container's commit point (and through it its state), published for monitoring; null until opened. */
+  private volatile ContainerCommit published;
   private int cursor;
   private long lastTickNs;
 
@@ -135,6 +137,25 @@ final class Container implements Runnable {
     return loop;
   }
 
+  /** The container's id, from 0. */
+  int id() {
+    return id;
+  }
+
+  /** The container's tasks. */
+  List<StageTask> tasks() {
+    return tasks;
+  }
+
+  /**
+   * The container's commit point, with its state and object cache, once the container opened its
+   * state; null before. Any thread (for monitoring: the cache's and the commit's counters are
+   * readable from any thread).
+   */
+  ContainerCommit commitPoint() {
+    return published;
+  }
+
   /** Asks the loop to end at its next iteration. Any thread. */
   void stop() {
     running = false;
@@ -151,6 +172,7 @@ final class Container implements Runnable {
     try {
       state = executor.openState(id);
       commit = new ContainerCommit(state, executor.stepMetrics().newCommitter(), tasks);
+      published = commit;
       for (StageTask task : tasks) {
         task.open(scope, commit);
       }

@@ -4,6 +4,7 @@ import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.BundleFinalizers;
 import dev.weir.runner.state.ContainerState;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * A container's commit point, taken at the end of every run-loop iteration in which one of its
@@ -19,7 +20,10 @@ import java.util.List;
  * their state is in the container's storage. Nothing is durable across a crash of the JVM yet, so
  * this is the strongest commit the embedded executor has.
  *
- * <p>Threading: confined to the container's thread.
+ * <p>Monitoring: state commits are counted and timed ({@link #commits()}, {@link #commitNs()},
+ * {@link #lastCommitNs()}): one {@link System#nanoTime()} per commit point, opaque writes.
+ *
+ * <p>Threading: confined to the container's thread, except the monitoring reads (any thread).
  */
 final class ContainerCommit {
   private final ContainerState state;
@@ -27,6 +31,8 @@ final class ContainerCommit {
   private final BundleFinalizers finalizers = new BundleFinalizers();
   private final List<StageTask> tasks;
   private boolean bundlesFinished;
+  /** State commits, their cumulative ns, the last one's ns; written by the container thread (opaque). */
+  private final AtomicLongArray commitStats = new AtomicLongArray(3);
 
   ContainerCommit(ContainerState state, StepMetrics.Committer metrics, List<StageTask> tasks) {
     this.state = state;
@@ -59,7 +65,12 @@ final class ContainerCommit {
    * and runs the finished bundles' finalization callbacks.
    */
   void commitIfNeeded() {
+    long startNs = System.nanoTime();
     if (state.commitIfRequested()) {
+      long ns = System.nanoTime() - startNs;
+      commitStats.setOpaque(0, commitStats.getPlain(0) + 1);
+      commitStats.setOpaque(1, commitStats.getPlain(1) + ns);
+      commitStats.setOpaque(2, ns);
       for (StageTask task : tasks) {
         task.committed();
       }
@@ -69,6 +80,21 @@ final class ContainerCommit {
       metrics.commit();
       finalizers.runCommitted();
     }
+  }
+
+  /** State commits so far. Any thread. */
+  long commits() {
+    return commitStats.getOpaque(0);
+  }
+
+  /** Cumulative ns spent in state commits (object-cache flush and storage commit). Any thread. */
+  long commitNs() {
+    return commitStats.getOpaque(1);
+  }
+
+  /** Duration of the last state commit in ns, 0 before the first. Any thread. */
+  long lastCommitNs() {
+    return commitStats.getOpaque(2);
   }
 
   /**

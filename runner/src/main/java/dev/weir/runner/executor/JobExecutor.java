@@ -11,6 +11,7 @@ import dev.weir.state.StateBackend;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import dev.weir.runner.translation.JobPlan;
@@ -49,6 +50,11 @@ import org.apache.beam.sdk.options.StreamingOptions;
  * {@code TestStream}, which runs on a {@link ManualJobClock} that the stream's processing-time
  * events advance once the job is quiescent ({@link Quiescence}).
  *
+ * <p>Monitoring: {@link #start()} logs one INFO line (job name, stages x partitions, tasks,
+ * containers, state backend and directory) and registers the job's JMX MBeans (with
+ * {@code --metricsLogIntervalMs}, also a periodic metrics log: {@link JobMonitoring},
+ * {@link WeirMXBeans}); the last container to exit unregisters them, before the job completes.
+ *
  * <p>Threading: {@link #start()} once from the submitting thread; {@link #cancel()},
  * {@link #metrics()} and {@link #completion()} from any thread.
  */
@@ -69,6 +75,8 @@ public final class JobExecutor {
   private int exited;
   private boolean failed;
   private JobStateDirectory jobState;
+  /** The job's MBeans and periodic metrics log; set by {@link #start()}. */
+  private JobMonitoring monitoring;
 
   /**
    * Prepares (but does not start) the execution of {@code plan}.
@@ -121,6 +129,13 @@ public final class JobExecutor {
       throw e;
     }
     running = containers.size();
+    monitoring = new JobMonitoring(plan, settings, containers, metrics);
+    monitoring.start();
+    LOG.info("Weir job {} starting: {} stage(s) x partitions [{}], {} task(s) on {} container(s), "
+            + "state backend {}{}", monitoring.jobName(), plan.stages().size(),
+        plan.stages().stream().map(s -> s.name() + " x " + s.partitions()).collect(Collectors.joining(", ")),
+        tasks.size(), containers.size(), settings.stateBackend().optionValue(),
+        jobState != null ? " in " + jobState.directory().toAbsolutePath() : " (no directory)");
     for (Thread thread : threads) {
       thread.start();
     }
@@ -241,6 +256,11 @@ public final class JobExecutor {
     return new ContainerState(backend, directory, settings.objectCacheSize(), "weir-container-" + id);
   }
 
+  /** The job's live metrics (MBeans, metrics log); null before {@link #start()}. For tests. */
+  synchronized JobMonitoring monitoring() {
+    return monitoring;
+  }
+
   /** The job's state directory, if the RocksDB backend uses one (for tests). */
   public synchronized Path jobStateDirectory() {
     return jobState == null ? null : jobState.directory();
@@ -255,9 +275,18 @@ public final class JobExecutor {
         failed = true;
       }
     }
-    if (allExited && jobState != null) {
-      // normal end only if every container ended normally and nobody cancelled the job
-      jobState.close(!failed && !completion.isCompletedExceptionally());
+    if (allExited) {
+      JobMonitoring m;
+      synchronized (this) {
+        m = monitoring;
+      }
+      if (m != null) {
+        m.close(); // before completion: once waitUntilFinish returns, the job's MBeans are gone
+      }
+      if (jobState != null) {
+        // normal end only if every container ended normally and nobody cancelled the job
+        jobState.close(!failed && !completion.isCompletedExceptionally());
+      }
     }
     if (failure != null) {
       completion.completeExceptionally(failure);

@@ -96,6 +96,8 @@ public final class StageTask
   /** Per node: its stream writer if it is a stage tail, else null. */
   private final StreamWriter[] writerAt;
   private final List<StreamWriter> writers = new ArrayList<>();
+  /** Live counters for JMX and the metrics log ({@link TaskStats}); read from other threads. */
+  final TaskStats stats = new TaskStats(writers);
   private final TaskInput[] inputs;
   private final StageWatermarks watermarks;
   private final FiringGate gate;
@@ -565,6 +567,7 @@ public final class StageTask
       }
     }
     watermarks.updateOutputWatermark();
+    stats.watermarks(watermarks.inputWatermarkMs(), watermarks.monitoredOutputWatermarkMs());
     return timersLeft;
   }
 
@@ -579,6 +582,7 @@ public final class StageTask
   }
 
   private void finishBundle() {
+    stats.bundleFinished(bundleElements);
     bundleElements = 0;
     for (int i = 0; i < operators.length; i++) { // topological order: upstream output reaches downstream first
       StepScope.Step previous = scope.enter(steps[i]);

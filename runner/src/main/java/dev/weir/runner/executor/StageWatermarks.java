@@ -252,6 +252,22 @@ final class StageWatermarks {
   }
 
   /**
+   * The task's output watermark as monitoring shows it, epoch ms: {@link #outputWatermarkMs()} if
+   * the task has writers; else (a stage that ends in sinks) the minimum over its nodes' output
+   * watermarks, below which its last nodes have emitted everything.
+   */
+  long monitoredOutputWatermarkMs() {
+    long min = Long.MAX_VALUE;
+    for (int i = 0; i < writer.length; i++) {
+      if (writer[i]) {
+        return outputWatermarkMs;
+      }
+      min = Math.min(min, nodeOutputMs[i]);
+    }
+    return min == Long.MAX_VALUE ? MIN_WATERMARK_MS : min;
+  }
+
+  /**
    * After every writer moved: the task's output watermark becomes the minimum over its writers if
    * that is higher (a task without writers keeps {@link #MIN_WATERMARK_MS}).
    */

@@ -4,6 +4,8 @@ import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.translation.StreamPlan;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.util.CoderUtils;
@@ -25,9 +27,20 @@ import org.apache.samza.system.IncomingMessageEnvelope;
  * list or multimap read a DoFn outputs) is copied first, since it reads from this container's
  * store ({@link CachedStateInternals#detachReads}).
  *
- * <p>Threading: confined to the producing task's container thread.
+ * <p>Threading: confined to the producing task's container thread, except {@link #elementsSent()}
+ * (any thread: monitoring reads the count the writer publishes with an opaque write per element).
  */
 final class StreamWriter implements Operator {
+  private static final VarHandle SENT;
+
+  static {
+    try {
+      SENT = MethodHandles.lookup().findVarHandle(StreamWriter.class, "sent", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private final InProcessStream stream;
   private final TaskOutbox outbox;
   private final int producer;
@@ -37,6 +50,8 @@ final class StreamWriter implements Operator {
   private final int forwardPartition;
   @SuppressWarnings("rawtypes")
   private final Coder keyCoder;
+  /** Elements accepted; written by the owning thread only (opaque), read by {@link #elementsSent()}. */
+  private long sent;
 
   StreamWriter(InProcessStream stream, TaskOutbox outbox, int producer, String taskName) {
     this.stream = stream;
@@ -54,6 +69,7 @@ final class StreamWriter implements Operator {
 
   @Override
   public void accept(WindowedValue<?> element) {
+    SENT.setOpaque(this, sent + 1);
     // The element leaves this thread by reference: streamed state reads in it are copied first.
     CachedStateInternals.detachReads(element.getValue());
     if (broadcast) {
@@ -76,6 +92,11 @@ final class StreamWriter implements Operator {
   }
 
   /** Sends a watermark (epoch ms) from this producer to every partition. */
+  /** Elements this writer sent downstream so far (a broadcast element counts once). Any thread. */
+  long elementsSent() {
+    return (long) SENT.getOpaque(this);
+  }
+
   void sendWatermark(long watermarkMs) {
     for (int p = 0; p < stream.partitionCount(); p++) {
       send(p, null, new ProducerWatermark(watermarkMs, producer, taskName));

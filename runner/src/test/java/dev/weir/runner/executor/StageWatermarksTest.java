@@ -105,6 +105,27 @@ class StageWatermarksTest {
   }
 
   @Test
+  void monitoringShowsTheWritersWatermarkOrForASinkStageItsNodesMinimumOutput() {
+    watermarks.onProducerWatermark(0, 0, 20);
+    watermarks.onProducerWatermark(0, 1, 20);
+    watermarks.advanceInputWatermark();
+    pass(NO_HOLD, 12);
+    assertThat(watermarks.monitoredOutputWatermarkMs()).as("with writers: the output watermark").isEqualTo(12);
+
+    StageWatermarks sink = new StageWatermarks(new int[] {1}, new boolean[] {false},
+        new int[][] {{}, {0}}, new boolean[] {false, false});
+    assertThat(sink.monitoredOutputWatermarkMs()).as("nothing delivered yet").isEqualTo(MIN_WATERMARK_MS);
+    sink.onProducerWatermark(0, 0, 30);
+    sink.advanceInputWatermark();
+    for (int node = 0; node < 2; node++) {
+      sink.advanceNode(node, sink.upstreamWatermarkMs(node));
+      sink.holdNode(node, node == 1 ? 25 : NO_HOLD);
+    }
+    assertThat(sink.outputWatermarkMs()).as("no writers: nothing sent").isEqualTo(MIN_WATERMARK_MS);
+    assertThat(sink.monitoredOutputWatermarkMs()).as("the last node's hold").isEqualTo(25);
+  }
+
+  @Test
   void aHoldUpstreamLowersEveryNodeAfterIt() {
     watermarks.onProducerWatermark(0, 0, 50);
     watermarks.onProducerWatermark(0, 1, 50);
