@@ -79,6 +79,15 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   void setMetricsEnabled(boolean metricsEnabled);
 
+  @Description("Whether every element of every PCollection goes through its coder (encoded and "
+      + "decoded) before its consumers see it, as Beam's Direct runner does: finds coders that cannot "
+      + "encode their values or lose fields. Off, only the edges whose coder may change what a "
+      + "consumer sees round-trip (see DESIGN.md, 'Elements and their coders').")
+  @Default.Boolean(false)
+  boolean getEnforceEncodability();
+
+  void setEnforceEncodability(boolean enforceEncodability);
+
   /** Default for counts that should follow the machine: the number of available processors. */
   class AvailableProcessors implements DefaultValueFactory<Integer> {
     @Override

@@ -38,11 +38,13 @@ import org.apache.beam.sdk.options.PipelineOptions;
  *     unused by the memory backend
  * @param objectCacheSize decoded state values the object cache keeps per container (entries)
  * @param metricsEnabled whether Beam metrics are collected per PTransform
+ * @param enforceEncodability whether every PCollection's elements round-trip through its coder
+ *     ({@code --enforceEncodability}); else only the edges the encoding rule picks
  */
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
-    boolean metricsEnabled) {
+    boolean metricsEnabled, boolean enforceEncodability) {
 
   /** The largest {@code --maxBundleTimeMs}: its nanoseconds must fit in a {@code long}. */
   public static final long MAX_BUNDLE_TIME_MS = Long.MAX_VALUE / 1_000_000L;
@@ -73,7 +75,7 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
       throw outOfRange("objectCacheSize", objectCacheSize, "1 to " + Long.MAX_VALUE + " (entries)");
     }
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
-        stateDirectory, objectCacheSize, options.getMetricsEnabled());
+        stateDirectory, objectCacheSize, options.getMetricsEnabled(), options.getEnforceEncodability());
   }
 
   private static int atLeastOne(String option, int value) {
@@ -119,7 +121,8 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
   /** A one-line summary for the run log, e.g. {@code parallelism=2 containers=2 ...}. */
   public String describe() {
     return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
-            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b", parallelism, containers,
-        maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory, objectCacheSize, metricsEnabled);
+            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b enforceEncodability=%b",
+        parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
+        objectCacheSize, metricsEnabled, enforceEncodability);
   }
 }
