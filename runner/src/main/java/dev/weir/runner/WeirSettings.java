@@ -39,7 +39,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param objectCacheSize decoded state values the object cache keeps per container (entries)
  * @param metricsEnabled whether Beam metrics are collected per PTransform
  * @param enforceEncodability whether every PCollection's elements round-trip through its coder
- *     ({@code --enforceEncodability}); else only the edges the encoding rule picks
+ *     ({@code --weirEnforceEncodability}); else only the edges the encoding rule picks
  */
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
@@ -75,7 +75,7 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
       throw outOfRange("objectCacheSize", objectCacheSize, "1 to " + Long.MAX_VALUE + " (entries)");
     }
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
-        stateDirectory, objectCacheSize, options.getMetricsEnabled(), options.getEnforceEncodability());
+        stateDirectory, objectCacheSize, options.getMetricsEnabled(), options.getWeirEnforceEncodability());
   }
 
   private static int atLeastOne(String option, int value) {

@@ -129,7 +129,8 @@ class WeirPipelineOptionsTest {
   @Test
   void settings_carryEveryOptionsValue() {
     WeirSettings settings = WeirSettings.from(parse("--parallelism=3", "--containers=2", "--maxBundleSize=64",
-        "--maxBundleTimeMs=250", "--stateBackend=memory", "--objectCacheSize=10", "--metricsEnabled=false"));
+        "--maxBundleTimeMs=250", "--stateBackend=memory", "--objectCacheSize=10", "--metricsEnabled=false",
+        "--weirEnforceEncodability=true"));
     assertThat(settings.parallelism()).isEqualTo(3);
     assertThat(settings.containers()).isEqualTo(2);
     assertThat(settings.maxBundleSize()).isEqualTo(64);
@@ -137,6 +138,8 @@ class WeirPipelineOptionsTest {
     assertThat(settings.stateBackend()).isEqualTo(dev.weir.state.StateBackend.MEMORY);
     assertThat(settings.objectCacheSize()).isEqualTo(10);
     assertThat(settings.metricsEnabled()).isFalse();
+    assertThat(settings.enforceEncodability()).isTrue();
+    assertThat(WeirSettings.from(parse("--stateBackend=memory")).enforceEncodability()).isFalse();
   }
 
   @Test
@@ -169,6 +172,7 @@ class WeirPipelineOptionsTest {
         .contains("--objectCacheSize=<long>\n    Default: 100000")
         .contains("--parallelism=<int>\n    Default: AvailableProcessors")
         .contains("--stateBackend=<ROCKSDB | MEMORY>\n    Default: ROCKSDB")
-        .contains("--stateDirectory=<String>\n    Default: TempStateDirectory");
+        .contains("--stateDirectory=<String>\n    Default: TempStateDirectory")
+        .contains("--weirEnforceEncodability=<boolean>\n    Default: false");
   }
 }

@@ -54,8 +54,8 @@ import org.apache.beam.sdk.values.TimestampedValue;
  *       durations and windows; structural coders (KV, iterable, list, set, map, nullable,
  *       length-prefix, timestamped value) whose components are all known; any coder that declares
  *       {@link Coder#consistentWithEquals()}; Beam's Nexmark model coders (each encodes every field
- *       of its immutable model class); and the runner's own coders (runners-core, Weir), whose
- *       values are built by runner code;
+ *       of its immutable model class); and runners' own coders ({@code org.apache.beam.runners},
+ *       e.g. runners-core's keyed work items), whose values are built by runner code;
  *   <li>round trip: everything else: a {@link SchemaCoder} (its schema renames and reorders the
  *       fields of a {@code Row} built under another schema: Beam's {@code Select}, {@code CoGroup},
  *       {@code Join} and Beam SQL's aliases rely on the output coder's schema), coders that drop
@@ -63,7 +63,7 @@ import org.apache.beam.sdk.values.TimestampedValue;
  *       coders (they may fail to encode or lose state; the job then fails with the coder's
  *       exception as its cause).
  * </ul>
- * With {@code --enforceEncodability} every PCollection except the runner's internal ones
+ * With {@code --weirEnforceEncodability} every PCollection except the runner's internal ones
  * round-trips, as in Beam's Direct runner (its {@code enforceEncodability}); Beam's Flink runner
  * similarly copies through the coder between chained operators unless object reuse is enabled.
  *
@@ -83,7 +83,7 @@ final class EncodingRule {
       CollectionCoder.class, DequeCoder.class, LengthPrefixCoder.class,
       TimestampedValue.TimestampedValueCoder.class);
   /** Packages of coders whose values the runner builds itself, or whose models are known whole. */
-  private static final List<String> TRUSTED_PACKAGES = List.of("org.apache.beam.runners.", "dev.weir.",
+  private static final List<String> TRUSTED_PACKAGES = List.of("org.apache.beam.runners.",
       "org.apache.beam.sdk.nexmark.model.");
 
   private EncodingRule() {}
@@ -91,7 +91,7 @@ final class EncodingRule {
   /**
    * The coder {@code pc}'s elements must round-trip through, or null to pass them by reference.
    *
-   * @param enforceEncodability {@code --enforceEncodability}: every non-internal PCollection
+   * @param enforceEncodability {@code --weirEnforceEncodability}: every non-internal PCollection
    */
   static Coder<?> roundTripCoder(PCollection<?> pc, boolean enforceEncodability) {
     Coder<?> coder;
@@ -132,7 +132,7 @@ final class EncodingRule {
 
   private static boolean internal(Coder<?> coder) {
     String name = coder.getClass().getName();
-    return name.startsWith("org.apache.beam.runners.") || name.startsWith("dev.weir.");
+    return name.startsWith("org.apache.beam.runners.");
   }
 
   private static boolean trusted(Class<?> type) {
