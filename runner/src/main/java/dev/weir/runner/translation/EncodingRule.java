@@ -33,6 +33,8 @@ import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.coders.VoidCoder;
 import org.apache.beam.sdk.schemas.SchemaCoder;
+import org.apache.beam.sdk.transforms.join.CoGbkResult;
+import org.apache.beam.sdk.transforms.join.UnionCoder;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
 import org.apache.beam.sdk.values.PCollection;
@@ -52,7 +54,8 @@ import org.apache.beam.sdk.values.TimestampedValue;
  *   <li>by reference: coders <em>known to carry every field</em> of their values and to decode to
  *       an equal value: Beam's value coders of strings, numbers, booleans, bytes, instants,
  *       durations and windows; structural coders (KV, iterable, list, set, map, nullable,
- *       length-prefix, timestamped value) whose components are all known; any coder that declares
+ *       length-prefix, timestamped value, {@code CoGroupByKey}'s result and union) whose components
+ *       are all known; any coder that declares
  *       {@link Coder#consistentWithEquals()}; Beam's Nexmark model coders (each encodes every field
  *       of its immutable model class); and runners' own coders ({@code org.apache.beam.runners},
  *       e.g. runners-core's keyed work items), whose values are built by runner code;
@@ -81,7 +84,7 @@ final class EncodingRule {
   private static final Set<Class<?>> STRUCTURAL_CODERS = Set.of(KvCoder.class, IterableCoder.class,
       ListCoder.class, SetCoder.class, MapCoder.class, SortedMapCoder.class, NullableCoder.class,
       CollectionCoder.class, DequeCoder.class, LengthPrefixCoder.class,
-      TimestampedValue.TimestampedValueCoder.class);
+      TimestampedValue.TimestampedValueCoder.class, CoGbkResult.CoGbkResultCoder.class, UnionCoder.class);
   /** Packages of coders whose values the runner builds itself, or whose models are known whole. */
   private static final List<String> TRUSTED_PACKAGES = List.of("org.apache.beam.runners.",
       "org.apache.beam.sdk.nexmark.model.");
@@ -115,8 +118,10 @@ final class EncodingRule {
     if (VALUE_CODERS.contains(type) || trusted(type)) {
       return true;
     }
-    if (STRUCTURAL_CODERS.contains(type) && coder instanceof StructuredCoder<?> structured) {
-      for (Coder<?> component : structured.getComponents()) {
+    if (STRUCTURAL_CODERS.contains(type)) {
+      List<? extends Coder<?>> components = coder instanceof StructuredCoder<?> structured
+          ? structured.getComponents() : coder.getCoderArguments();
+      for (Coder<?> component : components) {
         if (!faithful(component)) {
           return false;
         }
