@@ -39,6 +39,8 @@ import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TimestampedValue;
+import org.apache.beam.sdk.values.ValueInSingleWindow;
+import org.apache.beam.sdk.values.WindowedValues;
 
 /**
  * When an element must go through its coder between its producer and its consumers: decided once
@@ -54,8 +56,9 @@ import org.apache.beam.sdk.values.TimestampedValue;
  *   <li>by reference: coders <em>known to carry every field</em> of their values and to decode to
  *       an equal value: Beam's value coders of strings, numbers, booleans, bytes, instants,
  *       durations and windows; structural coders (KV, iterable, list, set, map, nullable,
- *       length-prefix, timestamped value, {@code CoGroupByKey}'s result and union) whose components
- *       are all known; any coder that declares
+ *       length-prefix, timestamped value, value in a window, windowed value, {@code CoGroupByKey}'s
+ *       result and union) whose components are all known (PAssert's reified values of a 100 MB
+ *       key must not be copied: GroupByKeyTest's large keys); any coder that declares
  *       {@link Coder#consistentWithEquals()}; Beam's Nexmark model coders (each encodes every field
  *       of its immutable model class); and runners' own coders ({@code org.apache.beam.runners},
  *       e.g. runners-core's keyed work items), whose values are built by runner code;
@@ -84,7 +87,9 @@ final class EncodingRule {
   private static final Set<Class<?>> STRUCTURAL_CODERS = Set.of(KvCoder.class, IterableCoder.class,
       ListCoder.class, SetCoder.class, MapCoder.class, SortedMapCoder.class, NullableCoder.class,
       CollectionCoder.class, DequeCoder.class, LengthPrefixCoder.class,
-      TimestampedValue.TimestampedValueCoder.class, CoGbkResult.CoGbkResultCoder.class, UnionCoder.class);
+      TimestampedValue.TimestampedValueCoder.class, CoGbkResult.CoGbkResultCoder.class, UnionCoder.class,
+      ValueInSingleWindow.Coder.class, WindowedValues.FullWindowedValueCoder.class,
+      WindowedValues.ValueOnlyWindowedValueCoder.class, WindowedValues.ParamWindowedValueCoder.class);
   /** Packages of coders whose values the runner builds itself, or whose models are known whole. */
   private static final List<String> TRUSTED_PACKAGES = List.of("org.apache.beam.runners.",
       "org.apache.beam.sdk.nexmark.model.");
