@@ -1,5 +1,6 @@
 package dev.weir.runner;
 
+import dev.weir.runner.executor.FailureContext;
 import dev.weir.runner.executor.JobExecutor;
 import dev.weir.runner.executor.RunLoopMetrics;
 import java.util.List;
@@ -20,7 +21,8 @@ import org.joda.time.Duration;
  * <p>States: RUNNING until every task reached end of stream (DONE), a task failed (FAILED) or
  * {@link #cancel()} stopped it (CANCELLED). A failed job's {@code waitUntilFinish} throws
  * {@link Pipeline.PipelineExecutionException} whose cause is the user's exception (unwrapped from
- * Beam's {@link UserCodeException}).
+ * Beam's {@link UserCodeException}); where it failed (transform, task) is attached to it as
+ * suppressed {@link FailureContext}s.
  *
  * <p>Threading: every method may be called from any thread.
  */
@@ -116,10 +118,6 @@ public final class WeirPipelineResult implements PipelineResult {
   }
 
   private static Throwable userCause(Throwable t) {
-    Throwable cause = t;
-    while (cause instanceof UserCodeException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause;
+    return FailureContext.userCause(t);
   }
 }

@@ -40,18 +40,23 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param metricsEnabled whether Beam metrics are collected per PTransform
  * @param metricsLogIntervalMs milliseconds between two logged summaries of the job's live metrics; 0:
  *     no log
+ * @param enforceEncodability whether every PCollection's elements round-trip through its coder
+ *     ({@code --weirEnforceEncodability}); else only the edges the encoding rule picks
  */
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
-    boolean metricsEnabled, long metricsLogIntervalMs) {
+    boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability) {
 
-  /** Settings without the periodic metrics log ({@code metricsLogIntervalMs} 0), as before that option. */
+  /**
+   * Settings without the periodic metrics log ({@code metricsLogIntervalMs} 0) and with the
+   * default encoding rule, as before those options.
+   */
   public WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
       long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
       boolean metricsEnabled) {
     this(pipelineOptions, parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend, stateDirectory,
-        objectCacheSize, metricsEnabled, 0L);
+        objectCacheSize, metricsEnabled, 0L, false);
   }
 
   /** The largest {@code --maxBundleTimeMs}: its nanoseconds must fit in a {@code long}. */
@@ -88,7 +93,8 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
           "0 (no metrics log) or 1 to " + Long.MAX_VALUE + " (milliseconds between two logged summaries)");
     }
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
-        stateDirectory, objectCacheSize, options.getMetricsEnabled(), metricsLogIntervalMs);
+        stateDirectory, objectCacheSize, options.getMetricsEnabled(), metricsLogIntervalMs,
+        options.getWeirEnforceEncodability());
   }
 
   private static int atLeastOne(String option, int value) {
@@ -134,8 +140,9 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
   /** A one-line summary for the run log, e.g. {@code parallelism=2 containers=2 ...}. */
   public String describe() {
     return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
-            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b metricsLogIntervalMs=%d",
+            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b metricsLogIntervalMs=%d "
+            + "enforceEncodability=%b",
         parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
-        objectCacheSize, metricsEnabled, metricsLogIntervalMs);
+        objectCacheSize, metricsEnabled, metricsLogIntervalMs, enforceEncodability);
   }
 }

@@ -139,7 +139,7 @@ class WeirPipelineOptionsTest {
   void settings_carryEveryOptionsValue() {
     WeirSettings settings = WeirSettings.from(parse("--parallelism=3", "--containers=2", "--maxBundleSize=64",
         "--maxBundleTimeMs=250", "--stateBackend=memory", "--objectCacheSize=10", "--metricsEnabled=false",
-        "--metricsLogIntervalMs=5000"));
+        "--metricsLogIntervalMs=5000", "--weirEnforceEncodability=true"));
     assertThat(settings.parallelism()).isEqualTo(3);
     assertThat(settings.containers()).isEqualTo(2);
     assertThat(settings.maxBundleSize()).isEqualTo(64);
@@ -148,6 +148,8 @@ class WeirPipelineOptionsTest {
     assertThat(settings.objectCacheSize()).isEqualTo(10);
     assertThat(settings.metricsEnabled()).isFalse();
     assertThat(settings.metricsLogIntervalMs()).isEqualTo(5000);
+    assertThat(settings.enforceEncodability()).isTrue();
+    assertThat(WeirSettings.from(parse("--stateBackend=memory")).enforceEncodability()).isFalse();
   }
 
   @Test
@@ -180,6 +182,7 @@ class WeirPipelineOptionsTest {
         .contains("--objectCacheSize=<long>\n    Default: 100000")
         .contains("--parallelism=<int>\n    Default: AvailableProcessors")
         .contains("--stateBackend=<ROCKSDB | MEMORY>\n    Default: ROCKSDB")
-        .contains("--stateDirectory=<String>\n    Default: TempStateDirectory");
+        .contains("--stateDirectory=<String>\n    Default: TempStateDirectory")
+        .contains("--weirEnforceEncodability=<boolean>\n    Default: false");
   }
 }

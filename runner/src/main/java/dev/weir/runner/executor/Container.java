@@ -280,7 +280,7 @@ final class Container implements Runnable {
         }
         processed++;
         if (callback.failure != null) {
-          throw callback.failure;
+          throw FailureContext.attach(callback.failure, "in task " + task.name() + " (" + threadName() + ")");
         }
       }
     }

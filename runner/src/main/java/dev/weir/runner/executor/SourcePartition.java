@@ -109,8 +109,8 @@ public abstract class SourcePartition implements InputPartition {
     StepScope.Step previous = context.scope().enter(context.step());
     try {
       openReader();
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot open a reader for " + ssp.getStream(), e);
+    } catch (IOException | RuntimeException e) {
+      throw FailureContext.attach(e, "opening the reader of " + ssp.getStream() + " (task " + taskName + ")");
     } finally {
       context.scope().exit(previous);
     }
@@ -126,8 +126,9 @@ public abstract class SourcePartition implements InputPartition {
           if (next != null || !exhausted()) {
             return next;
           }
-        } catch (IOException e) {
-          throw new IllegalStateException("reading " + ssp.getStream() + " failed", e);
+        } catch (IOException | RuntimeException e) {
+          // the reader's own exception is the job's failure cause; Weir's context is suppressed
+          throw FailureContext.attach(e, "reading " + ssp.getStream() + " (task " + taskName + ")");
         } finally {
           context.scope().exit(previous);
         }

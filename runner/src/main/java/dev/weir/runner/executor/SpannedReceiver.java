@@ -7,7 +7,8 @@ import org.apache.beam.sdk.values.WindowedValue;
  * An edge of a fused stage that enters the consuming transform's {@link StepScope.Step}: every
  * element passed along the edge runs with the consumer's metrics container current and inside
  * its span segment, and the caller's step resumes when it returns. One extra call per element and
- * edge, a few field writes, no allocation.
+ * edge, a few field writes, no allocation. A failure is rethrown as is, with the consuming
+ * transform's name attached to the user's exception ({@link FailureContext}).
  *
  * <p>Threading: the owning task's container thread only.
  */
@@ -27,6 +28,8 @@ final class SpannedReceiver implements Receiver {
     StepScope.Step previous = scope.enter(step);
     try {
       target.accept(element);
+    } catch (RuntimeException e) {
+      throw FailureContext.attach(e, "in transform '" + step.name() + "'", true);
     } finally {
       scope.exit(previous);
     }
@@ -37,6 +40,8 @@ final class SpannedReceiver implements Receiver {
     StepScope.Step previous = scope.enter(step);
     try {
       target.acceptKeyed(keyBytes, element);
+    } catch (RuntimeException e) {
+      throw FailureContext.attach(e, "in transform '" + step.name() + "'", true);
     } finally {
       scope.exit(previous);
     }

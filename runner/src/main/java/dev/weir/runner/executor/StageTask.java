@@ -213,7 +213,7 @@ public final class StageTask
           int target = targets.get(i);
           receivers[i] = new SpannedReceiver(operators[target], steps[target], scope);
         }
-        outputs.put(e.getKey(), Receiver.fanOut(receivers));
+        outputs.put(e.getKey(), CoderRoundTrip.wrap(node.roundTripCoder(e.getKey()), Receiver.fanOut(receivers)));
       }
       StepScope.Step previous = scope.enter(steps[node.index()]);
       try {

@@ -13,6 +13,7 @@ import org.apache.beam.sdk.transforms.Materializations;
 import org.apache.beam.sdk.transforms.ViewFn;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
+import org.apache.beam.sdk.transforms.windowing.Trigger;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.WindowedValue;
@@ -32,7 +33,9 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * as on the Direct runner: the translator groups such a view into panes by one GroupByKey, so each
  * broadcast element is a whole pane ({@code KV<Void, Iterable<T>>}); a pane replaces the window's
  * contents if its index is higher than that of the pane held, and the window is ready as soon as
- * it holds a pane (or, with none, once the watermark has passed it, as above).
+ * it holds a pane (or, with none, once the watermark guarantees the trigger would have fired:
+ * {@code Trigger#getWatermarkThatGuaranteesFiring}, the window's end for a watermark trigger, the
+ * end of input for {@code Never.ever()} or a count trigger, as on Beam's Direct runner).
  *
  * <p><b>Materialisation.</b> {@link #get} applies the view's {@link ViewFn} once per (view,
  * window) and caches the result; new data for that window drops the cached value, so the next
@@ -57,6 +60,8 @@ public final class SideInputs implements ReadyCheckingSideInputReader {
     final boolean triggered;
     /** Triggered views: per window, the index of the pane held. */
     final Map<BoundedWindow, Long> paneIndex;
+    /** Triggered views: the view's trigger (when its firing is guaranteed, see isReady). */
+    final Trigger trigger;
     final Coder<?> keyCoder;
     final Map<BoundedWindow, List<Object>> contents = new HashMap<>();
     final Map<BoundedWindow, Object> materialized = new HashMap<>();
@@ -73,6 +78,7 @@ public final class SideInputs implements ReadyCheckingSideInputReader {
       this.keyCoder = multimap ? ((KvCoder<?, ?>) coder).getKeyCoder() : null;
       this.triggered = isTriggered(view.getPCollection().getWindowingStrategy());
       this.paneIndex = triggered ? new HashMap<>() : null;
+      this.trigger = triggered ? view.getPCollection().getWindowingStrategy().getTrigger() : null;
     }
   }
 
@@ -171,7 +177,16 @@ public final class SideInputs implements ReadyCheckingSideInputReader {
   @Override
   public boolean isReady(PCollectionView<?> view, BoundedWindow window) {
     View v = find(view);
-    return v.watermarkMs > window.maxTimestamp().getMillis() || (v.triggered && v.paneIndex.containsKey(window));
+    if (!v.triggered) {
+      return v.watermarkMs > window.maxTimestamp().getMillis();
+    }
+    // A triggered view's window without a pane is ready (as empty) only once the watermark
+    // guarantees its trigger would have fired (Beam's Trigger#getWatermarkThatGuaranteesFiring,
+    // what Beam's Direct runner waits for): for Never.ever(), as in Wait.on's signal view, that is
+    // the end of input, not the end of the window: its one pane comes at garbage-collection time
+    // and may hold late signals.
+    return v.paneIndex.containsKey(window) || v.watermarkMs >= BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis()
+        || v.watermarkMs > v.trigger.getWatermarkThatGuaranteesFiring(window).getMillis();
   }
 
   @Override

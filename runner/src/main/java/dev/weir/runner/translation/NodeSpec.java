@@ -25,6 +25,8 @@ public final class NodeSpec {
   private final OperatorFactory factory;
   private final StreamPlan writesTo;
   private final Map<TupleTag<?>, List<Integer>> consumers = new LinkedHashMap<>();
+  /** Outputs whose elements round-trip through this coder before their consumers ({@link EncodingRule}). */
+  private final Map<TupleTag<?>, org.apache.beam.sdk.coders.Coder<?>> roundTrips = new LinkedHashMap<>();
 
   private NodeSpec(int index, String stepName, String kind, OperatorFactory factory, StreamPlan writesTo) {
     this.index = index;
@@ -46,6 +48,19 @@ public final class NodeSpec {
 
   void declareOutput(TupleTag<?> tag) {
     consumers.computeIfAbsent(tag, t -> new ArrayList<>());
+  }
+
+  void roundTrip(TupleTag<?> tag, org.apache.beam.sdk.coders.Coder<?> coder) {
+    roundTrips.put(tag, coder);
+  }
+
+  /**
+   * The coder the elements of output {@code tag} go through (encoded and decoded) before any
+   * consumer sees them, or null if they are passed by reference; decided at translation by
+   * {@link EncodingRule}.
+   */
+  public org.apache.beam.sdk.coders.Coder<?> roundTripCoder(TupleTag<?> tag) {
+    return roundTrips.get(tag);
   }
 
   void addConsumer(TupleTag<?> tag, int node) {

@@ -26,6 +26,11 @@ import org.apache.beam.sdk.values.TupleTag;
  * ({@link #broadcastViews}). Each cut adds, in the producing stage, the writer node of the stream;
  * the executor turns it into the stream's writer.
  *
+ * <p>Elements and their coders: each registered output PCollection gets its encoding decision
+ * here, once ({@link EncodingRule}: by reference, or a round trip through its coder); the plan
+ * carries it on the producing node ({@link NodeSpec#roundTripCoder}); a debug line of this class's
+ * logger names every PCollection that round-trips.
+ *
  * <p>Numbering: stages and streams are numbered in the order they are made (a stream's name
  * starts {@code sN-}), which is the walk's topological order; the executor and the samza-api face
  * name tasks and streams after it (see {@link JobPlan}).
@@ -33,6 +38,7 @@ import org.apache.beam.sdk.values.TupleTag;
  * <p>Threading: one per translation, on the thread that called {@code run()}.
  */
 final class TranslationContext {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TranslationContext.class);
 
   /** Where a PCollection is produced: the stage, the node within it, and the node's output tag. */
   record Producer(StagePlan stage, int node, TupleTag<?> tag) {}
@@ -152,6 +158,11 @@ final class TranslationContext {
   void registerOutputs(TransformHierarchy.Node node, StagePlan stage, NodeSpec spec) {
     for (Map.Entry<TupleTag<?>, PCollection<?>> e : node.getOutputs().entrySet()) {
       spec.declareOutput(e.getKey());
+      Coder<?> roundTrip = EncodingRule.roundTripCoder(e.getValue(), settings.enforceEncodability());
+      if (roundTrip != null) {
+        spec.roundTrip(e.getKey(), roundTrip);
+        LOG.debug("Elements of {} ({}) round-trip through {}", e.getValue().getName(), node.getFullName(), roundTrip);
+      }
       producers.put(e.getValue(), new Producer(stage, spec.index(), e.getKey()));
     }
   }
