@@ -48,17 +48,6 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
     boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability) {
 
-  /**
-   * Settings without the periodic metrics log ({@code metricsLogIntervalMs} 0) and with the
-   * default encoding rule, as before those options.
-   */
-  public WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
-      long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
-      boolean metricsEnabled) {
-    this(pipelineOptions, parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend, stateDirectory,
-        objectCacheSize, metricsEnabled, 0L, false);
-  }
-
   /** The largest {@code --maxBundleTimeMs}: its nanoseconds must fit in a {@code long}. */
   public static final long MAX_BUNDLE_TIME_MS = Long.MAX_VALUE / 1_000_000L;
 
