@@ -146,7 +146,7 @@ public final class JobExecutor {
       throw e;
     }
     running = containers.size();
-    monitoring = new JobMonitoring(plan, settings, containers, metrics);
+    monitoring = new JobMonitoring(plan, settings, containers, metrics, this::checkpointStats);
     monitoring.start();
     LOG.info("Weir job {} starting: {} stage(s) x partitions [{}], {} task(s) on {} container(s), "
             + "state backend {}{}", monitoring.jobName(), plan.stages().size(),
