@@ -233,7 +233,8 @@ public final class StageTask
       StepScope.Step previous = scope.enter(steps[node.index()]);
       try {
         operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-            steps[node.index()], state, clock, commit.finalizers(), restoredParts(restored, node.index())));
+            steps[node.index()], state, clock, commit.finalizers(), restoredParts(restored, node.index()),
+            checkpointed));
       } finally {
         scope.exit(previous);
       }
@@ -356,12 +357,27 @@ public final class StageTask
     }
   }
 
-  /** The checkpoint the task last wrote its part of is complete: finalize its sources' marks. */
+  /**
+   * The checkpoint the task last wrote its part of is complete: finalize its sources' marks and
+   * tell the operators ({@link Operator#checkpointCompleted()}); a bundle that opens (input held
+   * for a {@code @RequiresStableInput} DoFn) is finished in one watermark pass.
+   */
   void checkpointCompleted() {
     for (TaskInput input : inputs) {
       if (input.partition instanceof SourcePartition source) {
         source.checkpointCompleted();
       }
+    }
+    for (int i = 0; i < operators.length; i++) {
+      StepScope.Step previous = scope.enter(steps[i]);
+      try {
+        operators[i].checkpointCompleted();
+      } finally {
+        scope.exit(previous);
+      }
+    }
+    if (anyInBundle()) {
+      settle(propagateWatermarks(true));
     }
   }
 

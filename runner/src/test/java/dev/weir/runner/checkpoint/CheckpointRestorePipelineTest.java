@@ -51,6 +51,7 @@ class CheckpointRestorePipelineTest {
   /** Where the source ends (watermark +infinity); Long.MAX_VALUE: never. */
   static final AtomicLong END = new AtomicLong(Long.MAX_VALUE);
   static final AtomicLong SEEN = new AtomicLong();
+  static final AtomicLong STABLE_SEEN = new AtomicLong();
   static final Map<Long, Long> COUNTS = new ConcurrentHashMap<>();
 
   @TempDir Path stateDirectory;
@@ -96,6 +97,47 @@ class CheckpointRestorePipelineTest {
     PipelineResult fresh = pipeline("job-b", "NONE", "renamed").run();
     assertThat(fresh.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
     assertThat(COUNTS.values()).containsOnly(20L); // started over: 100 elements, 5 keys
+  }
+
+  @Test
+  void aRequiresStableInputDoFnSeesItsInputOnlyOnceACheckpointHoldingItCompleted() throws Exception {
+    GATE.set(100);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    STABLE_SEEN.set(0);
+    COUNTS.clear();
+    PipelineResult rare = stablePipeline("job-c", 3_600_000L).run(); // no checkpoint during the test
+    awaitSeen(100);
+    Thread.sleep(500);
+    assertThat(STABLE_SEEN.get()).as("held until a checkpoint contains it").isZero();
+    rare.cancel();
+
+    SEEN.set(0);
+    END.set(100);
+    PipelineResult frequent = stablePipeline("job-d", 100L).run();
+    assertThat(frequent.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(STABLE_SEEN.get()).isEqualTo(100);
+  }
+
+  private Pipeline stablePipeline(String jobName, long intervalMs) {
+    PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
+        "--jobName=" + jobName, "--stateDirectory=" + stateDirectory, "--stateBackend=ROCKSDB",
+        "--checkpointingIntervalMs=" + intervalMs, "--streaming").as(WeirPipelineOptions.class);
+    Pipeline p = Pipeline.create(options);
+    org.apache.beam.sdk.values.PCollection<KV<Long, Long>> keyed = p.apply(Read.from(new GatedSource()))
+        .apply(WithKeys.of((Long n) -> n % 5).withKeyType(TypeDescriptors.longs()));
+    keyed.apply("count", ParDo.of(new CountFn()));
+    keyed.apply("stable", ParDo.of(new StableFn()));
+    return p;
+  }
+
+  /** Counts what it is given; its input must be stable. */
+  static final class StableFn extends DoFn<KV<Long, Long>, Void> {
+    @RequiresStableInput
+    @ProcessElement
+    public void process(@Element KV<Long, Long> element) {
+      STABLE_SEEN.incrementAndGet();
+    }
   }
 
   private void awaitSeen(long n) throws InterruptedException {
