@@ -140,6 +140,25 @@ class CheckpointRestorePipelineTest {
     }
   }
 
+  @Test
+  void aCheckpointThatCannotBeWritten_failsTheJobNamingThePath() throws Exception {
+    GATE.set(100);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    COUNTS.clear();
+    PipelineResult job = pipeline("job-e", "LATEST", "count").run();
+    awaitSeen(100);
+    awaitCheckpoint();
+    Path checkpoints = stateDirectory.resolve("job-e").resolve("checkpoints");
+    try (Stream<Path> files = Files.walk(checkpoints)) {
+      files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
+    Files.writeString(checkpoints, "not a directory"); // every later checkpoint fails (ENOTDIR)
+    assertThatThrownBy(() -> job.waitUntilFinish(Duration.standardMinutes(1)))
+        .hasStackTraceContaining(checkpoints.toString());
+    assertThat(job.getState()).isEqualTo(PipelineResult.State.FAILED);
+  }
+
   private void awaitSeen(long n) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (SEEN.get() < n && System.nanoTime() < deadline) {
