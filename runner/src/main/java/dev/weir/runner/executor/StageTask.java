@@ -218,6 +218,11 @@ public final class StageTask
       steps[node.index()] = scope.step(tags[node.index()], metricsEnabled && node.writesTo() == null
           ? taskMetrics.containerFor(node.stepName()) : null);
     }
+    byte[] restoredMetrics = restored.get(key("metrics"));
+    if (restoredMetrics != null) {
+      taskMetrics.restore(restoredMetrics);
+      commit.bundleFinished(); // the restored values are committed at the container's first commit
+    }
     opened = true;
     for (NodeSpec node : nodes) {
       Map<TupleTag<?>, Receiver> outputs = new HashMap<>();
@@ -335,6 +340,10 @@ public final class StageTask
    */
   void snapshot(Map<String, byte[]> metadata) {
     metadata.put(key("watermarks"), watermarks.snapshot());
+    byte[] metrics = taskMetrics.snapshot();
+    if (metrics != null) {
+      metadata.put(key("metrics"), metrics);
+    }
     for (int i = 0; i < inputs.length; i++) {
       if (inputs[i].partition instanceof SourcePartition source) {
         metadata.put(key("input/" + i), source.position());

@@ -74,6 +74,13 @@ class CheckpointRestorePipelineTest {
     assertThat(second.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
     assertThat(COUNTS).hasSize(5);
     assertThat(COUNTS.values()).containsOnly(400L); // 2,000 elements over 5 keys, each once
+    org.apache.beam.sdk.metrics.MetricQueryResults metrics = second.metrics().queryMetrics(
+        org.apache.beam.sdk.metrics.MetricsFilter.builder().addNameFilter(
+            org.apache.beam.sdk.metrics.MetricNameFilter.named(CheckpointRestorePipelineTest.class, "counted")).build());
+    assertThat(metrics.getCounters()).singleElement().satisfies(counter -> {
+      assertThat(counter.getAttempted()).as("the checkpoint's count goes on").isEqualTo(2000L);
+      assertThat(counter.getCommitted()).isEqualTo(2000L);
+    });
   }
 
   @Test
@@ -189,6 +196,9 @@ class CheckpointRestorePipelineTest {
 
   /** Counts per key in state and records the running count. */
   static final class CountFn extends DoFn<KV<Long, Long>, Void> {
+    private final org.apache.beam.sdk.metrics.Counter COUNTED =
+        org.apache.beam.sdk.metrics.Metrics.counter(CheckpointRestorePipelineTest.class, "counted");
+
     @StateId("count")
     private final StateSpec<ValueState<Long>> count = StateSpecs.value(VarLongCoder.of());
 
@@ -199,6 +209,7 @@ class CheckpointRestorePipelineTest {
       count.write(next);
       COUNTS.put(element.getKey(), next);
       SEEN.incrementAndGet();
+      COUNTED.inc();
     }
   }
 
