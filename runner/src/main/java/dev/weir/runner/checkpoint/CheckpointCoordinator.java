@@ -174,12 +174,15 @@ public final class CheckpointCoordinator {
 
   /**
    * Container {@code container} is quiet (see the class comment) and waits until every live
-   * container is, or the attempt is given up, or {@code running} turns false.
+   * container is, or the attempt is given up, or {@code running} turns false, or input arrives for
+   * it ({@code inputArrived}, asked every few ms: a producer whose outbox waits for room in this
+   * container's inputs could otherwise never become quiet).
    *
    * @return the id of the checkpoint to write now (the job is quiescent), or 0: go on draining (or
    *     running, if the attempt was given up)
    */
-  public synchronized long arriveQuiet(int container, BooleanSupplier running) throws InterruptedException {
+  public synchronized long arriveQuiet(int container, BooleanSupplier running, BooleanSupplier inputArrived)
+      throws InterruptedException {
     if (phase != Phase.PAUSING) {
       return 0;
     }
@@ -191,10 +194,10 @@ public final class CheckpointCoordinator {
     if (arrivedCount >= liveCount) {
       resolveRound(streamsEmpty.getAsBoolean());
     }
-    while (epoch == myEpoch && running.getAsBoolean()) {
+    while (epoch == myEpoch && running.getAsBoolean() && !inputArrived.getAsBoolean()) {
       wait(WAIT_SLICE_MS);
     }
-    if (epoch == myEpoch) { // stopped while waiting
+    if (epoch == myEpoch) { // stopped, or input to drain: no longer quiet
       arrived[container] = false;
       arrivedCount--;
       return 0;

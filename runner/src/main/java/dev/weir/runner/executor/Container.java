@@ -304,7 +304,7 @@ final class Container implements Runnable {
         return 0;
       }
     }
-    long checkpointId = checkpoints.arriveQuiet(id, () -> running);
+    long checkpointId = checkpoints.arriveQuiet(id, () -> running, this::hasStreamInput);
     if (checkpointId == 0) {
       return 0;
     }
@@ -328,6 +328,16 @@ final class Container implements Runnable {
       }
     }
     return 1;
+  }
+
+  /** Whether an in-process input partition of this container holds envelopes (a lock per partition). */
+  private boolean hasStreamInput() {
+    for (Slot slot : slots) {
+      if (slot.input() instanceof InProcessStream.Partition partition && partition.size() > 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether every task is done with an empty outbox. */
