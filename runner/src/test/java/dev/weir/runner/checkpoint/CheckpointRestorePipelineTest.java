@@ -84,6 +84,32 @@ class CheckpointRestorePipelineTest {
   }
 
   @Test
+  void aRestoredJobGoesOnTakingCheckpoints() throws Exception {
+    GATE.set(100);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    COUNTS.clear();
+    PipelineResult first = pipeline("job-f", "LATEST", "count").run();
+    awaitSeen(100);
+    awaitCheckpoint();
+    first.cancel();
+    Path checkpoints = stateDirectory.resolve("job-f").resolve("checkpoints");
+    long before = newestCheckpoint(checkpoints);
+    PipelineResult second = pipeline("job-f", "LATEST", "count").run();
+    Thread.sleep(1000);
+    long after = newestCheckpoint(checkpoints);
+    second.cancel();
+    assertThat(after).as("checkpoints after the restore of %s", before).isGreaterThan(before);
+  }
+
+  private static long newestCheckpoint(Path checkpoints) throws IOException {
+    try (Stream<Path> dirs = Files.list(checkpoints)) {
+      return dirs.filter(d -> Files.exists(d.resolve(CheckpointStore.MANIFEST)))
+          .mapToLong(d -> Long.parseLong(d.getFileName().toString().substring(4))).max().orElse(0);
+    }
+  }
+
+  @Test
   void aJobWithAnotherPlanIsRefused_unlessRestoreModeIsNone() throws Exception {
     GATE.set(100);
     END.set(Long.MAX_VALUE);
