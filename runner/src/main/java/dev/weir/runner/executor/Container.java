@@ -381,6 +381,10 @@ final class Container implements Runnable {
         continue; // a checkpoint drains the job: no new source data
       }
       StageTask task = slot.task();
+      if (task.nextOp() == TaskOp.NONE && !slot.source()) {
+        processed += discardLateControl(slot);
+        continue;
+      }
       for (int b = 0; b < BURST && task.nextOp() == TaskOp.PROCESS; b++) {
         IncomingMessageEnvelope envelope = slot.input().poll();
         if (envelope == null) {
@@ -398,6 +402,31 @@ final class Container implements Runnable {
     }
     cursor = n == 0 ? 0 : (cursor + 1) % n;
     return processed;
+  }
+
+  /**
+   * A done task's stream input may still receive watermarks and end-of-stream: a producer restored
+   * from a checkpoint announces its (already known) end again. They change nothing for a task that
+   * ended, and are dropped so that the stream drains (a checkpoint waits for empty streams); an
+   * element for a done task is a bug and fails the job.
+   *
+   * @return envelopes dropped
+   */
+  private int discardLateControl(Slot slot) {
+    int dropped = 0;
+    IncomingMessageEnvelope envelope;
+    while ((envelope = slot.input().poll()) != null) {
+      Object message = envelope.getMessage();
+      if (!(message instanceof ProducerWatermark) && !(message instanceof ProducerEndOfStream)) {
+        throw new IllegalStateException("task " + slot.task().name() + " ended but received " + message + " on "
+            + envelope.getSystemStreamPartition());
+      }
+      if (slot.counted()) {
+        quiescence.processed();
+      }
+      dropped++;
+    }
+    return dropped;
   }
 
   /** Ticks the tasks taking input, every {@link #TICK_NS}; returns their work (see {@link StageTask#tick()}). */

@@ -179,14 +179,10 @@ class CheckpointRestorePipelineTest {
     END.set(Long.MAX_VALUE);
     SEEN.set(0);
     COUNTS.clear();
-    PipelineResult job = pipeline("job-e", "LATEST", "count").run();
-    awaitSeen(100);
-    awaitCheckpoint();
     Path checkpoints = stateDirectory.resolve("job-e").resolve("checkpoints");
-    try (Stream<Path> files = Files.walk(checkpoints)) {
-      files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
-    Files.writeString(checkpoints, "not a directory"); // every later checkpoint fails (ENOTDIR)
+    Files.createDirectories(checkpoints.getParent());
+    Files.writeString(checkpoints, "not a directory"); // every checkpoint fails (ENOTDIR)
+    PipelineResult job = pipeline("job-e", "LATEST", "count").run();
     assertThatThrownBy(() -> job.waitUntilFinish(Duration.standardMinutes(1)))
         .hasStackTraceContaining(checkpoints.toString());
     assertThat(job.getState()).isEqualTo(PipelineResult.State.FAILED);
