@@ -102,7 +102,8 @@ final class CrashRuns {
 
   /** Whether the child logged that it started without a checkpoint. */
   static boolean startedWithoutCheckpoint(List<String> lines) {
-    return lines.stream().anyMatch(l -> l.contains("no checkpoint"));
+    // (the line of Weir before checkpoints, "... takes no checkpoints yet ...", is not that line)
+    return lines.stream().anyMatch(l -> l.contains("no checkpoint") && !l.contains("takes no checkpoints yet"));
   }
 
   /** Per split, the index its first reader started from ({@code READER} lines); -1 if none. */
