@@ -101,6 +101,37 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   void setWeirEnforceEncodability(boolean weirEnforceEncodability);
 
+  @Description("Interval in milliseconds between two checkpoints of a streaming job on the RocksDB backend: "
+      + "a consistent cut of every source position, state value, timer, watermark and side input, kept "
+      + "under <stateDirectory>/<jobName>/checkpoints, from which a restarted job with the same --jobName "
+      + "resumes. 0 turns checkpoints off. Beam's Flink runner calls the same option checkpointingInterval.")
+  @Default.Long(10_000L)
+  long getCheckpointingIntervalMs();
+
+  void setCheckpointingIntervalMs(long checkpointingIntervalMs);
+
+  @Description("What a streaming job does with checkpoints left in <stateDirectory>/<jobName> by an earlier "
+      + "run: LATEST (the default) resumes from the newest complete checkpoint (the job fails at start if its "
+      + "translated plan differs from the checkpoint's); NONE deletes them and starts fresh.")
+  @Default.Enum("LATEST")
+  RestoreMode getRestoreMode();
+
+  void setRestoreMode(RestoreMode restoreMode);
+
+  @Description("How many complete checkpoints a streaming job keeps (the newest ones), at least 1.")
+  @Default.Integer(3)
+  int getRetainCheckpoints();
+
+  void setRetainCheckpoints(int retainCheckpoints);
+
+  /** Values of {@code --restoreMode}. */
+  enum RestoreMode {
+    /** Resume from the newest complete checkpoint, if there is one. */
+    LATEST,
+    /** Ignore (delete) checkpoints of an earlier run and start fresh. */
+    NONE
+  }
+
   /** Default for counts that should follow the machine: the number of available processors. */
   class AvailableProcessors implements DefaultValueFactory<Integer> {
     @Override

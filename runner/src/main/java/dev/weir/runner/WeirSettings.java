@@ -42,11 +42,27 @@ import org.apache.beam.sdk.options.PipelineOptions;
  *     no log
  * @param enforceEncodability whether every PCollection's elements round-trip through its coder
  *     ({@code --weirEnforceEncodability}); else only the edges the encoding rule picks
+ * @param checkpointing {@code --checkpointingIntervalMs} (0 or more), {@code --restoreMode},
+ *     {@code --retainCheckpoints} (at least 1)
  */
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
-    boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability) {
+    boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability, Checkpointing checkpointing) {
+
+  /**
+   * The checkpoint settings of a run.
+   *
+   * @param intervalMs milliseconds between two checkpoints of a streaming job; 0: none
+   * @param restoreMode whether a job resumes from the checkpoints an earlier run left
+   * @param retain complete checkpoints kept, at least 1
+   */
+  public record Checkpointing(long intervalMs, WeirPipelineOptions.RestoreMode restoreMode, int retain) {
+    /** Whether checkpoints are taken at all. */
+    public boolean enabled() {
+      return intervalMs > 0;
+    }
+  }
 
   /** The largest {@code --maxBundleTimeMs}: its nanoseconds must fit in a {@code long}. */
   public static final long MAX_BUNDLE_TIME_MS = Long.MAX_VALUE / 1_000_000L;
@@ -81,9 +97,20 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
       throw outOfRange("metricsLogIntervalMs", metricsLogIntervalMs,
           "0 (no metrics log) or 1 to " + Long.MAX_VALUE + " (milliseconds between two logged summaries)");
     }
+    long checkpointingIntervalMs = options.getCheckpointingIntervalMs();
+    if (checkpointingIntervalMs < 0) {
+      throw outOfRange("checkpointingIntervalMs", checkpointingIntervalMs,
+          "0 (no checkpoints) or 1 to " + Long.MAX_VALUE + " (milliseconds between two checkpoints)");
+    }
+    if (options.getRestoreMode() == null) {
+      throw new IllegalArgumentException("--restoreMode is not set; allowed values: "
+          + Arrays.stream(WeirPipelineOptions.RestoreMode.values()).map(Enum::name).collect(Collectors.joining(", ")));
+    }
+    int retain = atLeastOne("retainCheckpoints", options.getRetainCheckpoints());
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
         stateDirectory, objectCacheSize, options.getMetricsEnabled(), metricsLogIntervalMs,
-        options.getWeirEnforceEncodability());
+        options.getWeirEnforceEncodability(),
+        new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain));
   }
 
   private static int atLeastOne(String option, int value) {
@@ -130,8 +157,9 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
   public String describe() {
     return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
             + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b metricsLogIntervalMs=%d "
-            + "enforceEncodability=%b",
+            + "enforceEncodability=%b checkpointingIntervalMs=%d restoreMode=%s retainCheckpoints=%d",
         parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
-        objectCacheSize, metricsEnabled, metricsLogIntervalMs, enforceEncodability);
+        objectCacheSize, metricsEnabled, metricsLogIntervalMs, enforceEncodability, checkpointing.intervalMs(),
+        checkpointing.restoreMode(), checkpointing.retain());
   }
 }

@@ -2,7 +2,10 @@ package dev.weir.runner.executor;
 
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
+import dev.weir.runner.checkpoint.CheckpointCoordinator;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.List;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.samza.system.IncomingMessageEnvelope;
@@ -66,7 +69,7 @@ final class Container implements Runnable {
    *
    * @param counted whether processed envelopes count for quiescence (in-process streams only)
    */
-  private record Slot(StageTask task, InputPartition input, boolean counted) {}
+  private record Slot(StageTask task, InputPartition input, boolean counted, boolean source) {}
 
   /** Records a task's synchronous completion or failure; reused for every envelope. */
   private static final class Callback implements TaskCallback {
@@ -103,6 +106,10 @@ final class Container implements Runnable {
   private final JobClock clock;
   /** The job's quiescence tracker (test streams), or null. */
   private final Quiescence quiescence;
+  /** The job's checkpoint coordinator, or null: no checkpoints. */
+  private final CheckpointCoordinator checkpoints;
+  /** Whether sources and processing-time timers are paused for a checkpoint (this pass). */
+  private boolean paused;
   private final Callback callback = new Callback();
   private final BackoffIdle idle = new BackoffIdle();
   private final RunLoopMetrics loop = new RunLoopMetrics();
@@ -113,7 +120,14 @@ final class Container implements Runnable {
   private long lastTickNs;
 
   Container(int id, List<StageTask> tasks, JobExecutor executor, JobClock clock, Quiescence quiescence) {
+    this(id, tasks, executor, clock, quiescence, null);
+  }
+
+  /** @param checkpoints the job's checkpoint coordinator, or null if the job takes no checkpoints */
+  Container(int id, List<StageTask> tasks, JobExecutor executor, JobClock clock, Quiescence quiescence,
+      CheckpointCoordinator checkpoints) {
     this.id = id;
+    this.checkpoints = checkpoints;
     this.tasks = tasks;
     this.executor = executor;
     this.clock = clock;
@@ -121,7 +135,8 @@ final class Container implements Runnable {
     List<Slot> all = new ArrayList<>();
     for (StageTask task : tasks) {
       for (InputPartition input : task.inputPartitions()) {
-        all.add(new Slot(task, input, quiescence != null && input instanceof InProcessStream.Partition));
+        all.add(new Slot(task, input, quiescence != null && input instanceof InProcessStream.Partition,
+            input instanceof SourcePartition));
       }
     }
     this.slots = all.toArray(new Slot[0]);
@@ -173,11 +188,13 @@ final class Container implements Runnable {
       state = executor.openState(id);
       commit = new ContainerCommit(state, executor.stepMetrics().newCommitter(), tasks);
       published = commit;
+      Map<String, byte[]> restored = checkpoints == null ? Map.of() : state.storage().committedMetadata();
       for (StageTask task : tasks) {
-        task.open(scope, commit);
+        task.open(scope, commit, restored, checkpoints != null);
       }
       long t0 = System.nanoTime();
-      while (running && !allDone()) {
+      while (running && !finished()) {
+        paused = checkpoints != null && checkpoints.phase() != CheckpointCoordinator.Phase.RUNNING;
         int work = drainOutboxes();
         long t1 = System.nanoTime();
         work += continueTimers();
@@ -187,6 +204,9 @@ final class Container implements Runnable {
         work += tick();
         long t4 = System.nanoTime();
         commit.commitIfNeeded();
+        if (checkpoints != null) {
+          work += checkpointPass(work, state, t4);
+        }
         long t5 = System.nanoTime();
         idle.idle(work);
         long t6 = System.nanoTime();
@@ -223,12 +243,82 @@ final class Container implements Runnable {
           LOG.warn("Closing the state of {} failed", threadName(), t);
         }
       }
+      if (checkpoints != null) {
+        checkpoints.leave(id);
+      }
       MetricsEnvironment.setCurrentContainer(null);
       if (quiescence != null) {
         quiescence.exited(id);
       }
     }
     executor.containerExited(this, failure);
+  }
+
+  /**
+   * Whether the loop may end: every task done (and, in a job that takes checkpoints, every other
+   * container's too: a finished container's state belongs to every later checkpoint).
+   */
+  private boolean finished() {
+    if (!allDone()) {
+      return false;
+    }
+    if (checkpoints == null) {
+      return true;
+    }
+    checkpoints.markDone(id);
+    return checkpoints.jobDone();
+  }
+
+  /**
+   * The container's part in checkpoints (see {@link CheckpointCoordinator}): starts one when due;
+   * while one drains, finishes open bundles and, once quiet, waits for the other containers; when
+   * the job is quiescent, writes this container's part, waits for the checkpoint to complete and
+   * then finalizes its sources' marks.
+   *
+   * @param work what this pass did so far (a pass that did something is not quiet)
+   * @return work done here
+   */
+  private int checkpointPass(int work, ContainerState state, long nowNs) throws Throwable {
+    checkpoints.poll(nowNs);
+    if (checkpoints.phase() != CheckpointCoordinator.Phase.PAUSING || work > 0) {
+      return 0;
+    }
+    int finished = 0;
+    for (StageTask task : tasks) {
+      finished += task.finishBundleForCheckpoint();
+    }
+    if (finished > 0) {
+      return finished;
+    }
+    for (StageTask task : tasks) {
+      if (!task.quietForCheckpoint()) {
+        return 0;
+      }
+    }
+    long checkpointId = checkpoints.arriveQuiet(id, () -> running);
+    if (checkpointId == 0) {
+      return 0;
+    }
+    Throwable failure = null;
+    try {
+      Map<String, byte[]> metadata = new HashMap<>();
+      for (StageTask task : tasks) {
+        task.snapshot(metadata);
+      }
+      state.checkpoint(metadata, executor.checkpointDirectory(checkpointId, id));
+    } catch (Throwable t) {
+      failure = t;
+    }
+    boolean completed = checkpoints.snapshotDone(id, checkpointId, failure, () -> running);
+    if (failure != null) {
+      throw FailureContext.attach(failure, "writing checkpoint " + checkpointId + " (" + threadName() + ")");
+    }
+    if (completed) {
+      for (StageTask task : tasks) {
+        task.checkpointCompleted();
+      }
+    }
+    return 1;
   }
 
   /** Whether every task is done with an empty outbox. */
@@ -268,6 +358,9 @@ final class Container implements Runnable {
     int n = slots.length;
     for (int i = 0; i < n; i++) {
       Slot slot = slots[(cursor + i) % n];
+      if (paused && slot.source()) {
+        continue; // a checkpoint drains the job: no new source data
+      }
       StageTask task = slot.task();
       for (int b = 0; b < BURST && task.nextOp() == TaskOp.PROCESS; b++) {
         IncomingMessageEnvelope envelope = slot.input().poll();
@@ -299,7 +392,7 @@ final class Container implements Runnable {
     int work = 0;
     for (StageTask task : tasks) {
       if (task.nextOp() == TaskOp.PROCESS) {
-        work += task.tick();
+        work += task.tick(!paused);
       }
     }
     if (quiescence != null) {

@@ -1,6 +1,10 @@
 package dev.weir.runner.executor;
 
+import dev.weir.runner.WeirPipelineOptions;
 import dev.weir.runner.WeirSettings;
+import dev.weir.runner.checkpoint.CheckpointCoordinator;
+import dev.weir.runner.checkpoint.CheckpointStore;
+import dev.weir.runner.checkpoint.PlanFingerprint;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.state.ContainerState;
 import org.apache.beam.sdk.annotations.Internal;
@@ -75,6 +79,14 @@ public final class JobExecutor {
   private int exited;
   private boolean failed;
   private JobStateDirectory jobState;
+  /** The job's checkpoints, or null if it takes none. */
+  private CheckpointStore checkpointStore;
+  /** Takes the job's checkpoints; null if it takes none. */
+  private CheckpointCoordinator checkpoints;
+  /** The id of the checkpoint the job restored, 0 if none. */
+  private long restoredId;
+  /** The last checkpoint whose directory was created. */
+  private long preparedCheckpoint;
   /** The job's MBeans and periodic metrics log; set by {@link #start()}. */
   private JobMonitoring monitoring;
 
@@ -93,9 +105,9 @@ public final class JobExecutor {
     if (settings.metricsEnabled()) {
       plan.translationMetrics().forEach(metrics::register);
     }
-    openJobState();
+    int containerCount = Math.max(1, Math.min(settings.containers(), plan.taskCount()));
+    openJobState(containerCount);
     try {
-      int containerCount = Math.max(1, Math.min(settings.containers(), plan.taskCount()));
       // A test stream controls time: a manual clock, and quiescence tracking so that it can wait
       // for the job to settle before each event. Other jobs pay nothing for either.
       JobClock clock = plan.hasTestStream() ? new ManualJobClock() : JobClock.SYSTEM;
@@ -115,8 +127,13 @@ public final class JobExecutor {
       for (int i = 0; i < tasks.size(); i++) {
         assignment.get(i % containerCount).add(tasks.get(i));
       }
+      if (checkpointStore != null) {
+        PlanFingerprint fingerprint = PlanFingerprint.of(plan, containerCount);
+        checkpoints = new CheckpointCoordinator(containerCount, settings.checkpointing().intervalMs(), restoredId,
+            () -> streamsEmpty(streams), id -> checkpointStore.complete(id, fingerprint, containerCount).sizeBytes());
+      }
       for (int c = 0; c < containerCount; c++) {
-        Container container = new Container(c, assignment.get(c), this, clock, quiescence);
+        Container container = new Container(c, assignment.get(c), this, clock, quiescence, checkpoints);
         containers.add(container);
         Thread thread = new Thread(container, container.threadName());
         thread.setDaemon(true);
@@ -129,7 +146,7 @@ public final class JobExecutor {
       throw e;
     }
     running = containers.size();
-    monitoring = new JobMonitoring(plan, settings, containers, metrics);
+    monitoring = new JobMonitoring(plan, settings, containers, metrics, this::checkpointStats);
     monitoring.start();
     LOG.info("Weir job {} starting: {} stage(s) x partitions [{}], {} task(s) on {} container(s), "
             + "state backend {}{}", monitoring.jobName(), plan.stages().size(),
@@ -213,13 +230,47 @@ public final class JobExecutor {
     }
   }
 
+  /** Whether every partition of every in-process stream is empty (all containers wait meanwhile). */
+  private static boolean streamsEmpty(Map<Integer, InProcessStream> streams) {
+    for (InProcessStream stream : streams.values()) {
+      for (int p = 0; p < stream.partitionCount(); p++) {
+        if (stream.partition(p).size() > 0) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   /**
-   * Takes the job's state directory (RocksDB backend) and logs whether the job is restorable,
-   * under which name and directory.
-   *
-   * @throws IllegalStateException if a running job holds the directory (naming path and pid)
+   * The directory container {@code container} writes its part of checkpoint {@code id} into; the
+   * checkpoint's directory is created by the first container that asks. Container threads.
    */
-  private void openJobState() {
+  synchronized Path checkpointDirectory(long id, int container) {
+    if (preparedCheckpoint != id) {
+      checkpointStore.prepare(id);
+      preparedCheckpoint = id;
+    }
+    return checkpointStore.containerDirectory(id, container);
+  }
+
+  /**
+   * Checkpoint statistics ({@link CheckpointCoordinator#pauseStats()}), or null if the job takes no
+   * checkpoints. Any thread.
+   */
+  public synchronized long[] checkpointStats() {
+    return checkpoints == null ? null : checkpoints.pauseStats();
+  }
+
+  /**
+   * Takes the job's state directory (RocksDB backend), restores the newest checkpoint of a
+   * streaming job that takes checkpoints, and logs whether the job is restorable, under which name
+   * and directory, and what it restored.
+   *
+   * @throws IllegalStateException if a running job holds the directory (naming path and pid), or
+   *     the checkpoint cannot be restored (another plan; every checkpoint damaged)
+   */
+  private void openJobState(int containerCount) {
     String jobName = settings.pipelineOptions().getJobName();
     boolean streaming = settings.pipelineOptions().as(StreamingOptions.class).isStreaming()
         || plan.readsUnboundedSource();
@@ -235,10 +286,37 @@ public final class JobExecutor {
       return;
     }
     jobState = JobStateDirectory.openDurable(settings.stateDirectory(), jobName);
-    LOG.info("Weir job {}: streaming job, state in {} (kept after a failure or cancel); NOT restorable: Weir takes "
-        + "no checkpoints yet, so state left by an earlier run under this name was wiped. Beam's default "
-        + "--jobName changes on every run: set --jobName to keep one directory per job", jobName,
-        jobState.directory());
+    WeirSettings.Checkpointing checkpointing = settings.checkpointing();
+    if (!checkpointing.enabled() || plan.hasTestStream()) {
+      LOG.info("Weir job {}: streaming job, state in {} (kept after a failure or cancel); NOT restorable: {}, "
+          + "so state left by an earlier run under this name was wiped", jobName, jobState.directory(),
+          plan.hasTestStream() ? "a job reading a TestStream takes no checkpoints" : "--checkpointingIntervalMs=0");
+      return;
+    }
+    try {
+      checkpointStore = new CheckpointStore(jobState.directory(), jobName, checkpointing.retain());
+      String restored;
+      if (checkpointing.restoreMode() == WeirPipelineOptions.RestoreMode.NONE) {
+        checkpointStore.deleteAll();
+        restored = "no checkpoint (--restoreMode=NONE: checkpoints of an earlier run deleted)";
+      } else {
+        CheckpointStore.Restored latest = checkpointStore.restoreLatest(PlanFingerprint.of(plan, containerCount),
+            jobState::containerDirectory);
+        if (latest == null) {
+          restored = "no checkpoint to restore, starting fresh";
+        } else {
+          restoredId = latest.manifest().id();
+          restored = "restored from checkpoint " + restoredId + " (" + latest.directory() + ")";
+        }
+      }
+      LOG.info("Weir job {}: streaming job, restorable: checkpoints every {} ms in {} (the newest {} kept); {}. "
+          + "Beam's default --jobName changes on every run: set --jobName to resume a job after a restart",
+          jobName, checkpointing.intervalMs(), checkpointStore.root(), checkpointing.retain(), restored);
+    } catch (RuntimeException e) {
+      jobState.close(false);
+      jobState = null;
+      throw e;
+    }
   }
 
   /**
@@ -253,7 +331,8 @@ public final class JobExecutor {
       directory = jobState.containerDirectory(id);
       Files.createDirectories(directory);
     }
-    return new ContainerState(backend, directory, settings.objectCacheSize(), "weir-container-" + id);
+    return new ContainerState(backend, directory, settings.objectCacheSize(), "weir-container-" + id,
+        checkpointStore != null);
   }
 
   /** The job's live metrics (MBeans, metrics log); null before {@link #start()}. For tests. */

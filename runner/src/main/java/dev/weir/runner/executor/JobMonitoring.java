@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -58,12 +59,21 @@ final class JobMonitoring implements AutoCloseable {
   private final List<String> transformNames = new ArrayList<>();
   private final long startTimeMs = System.currentTimeMillis();
   private String jobName;
+  /** The job's checkpoint statistics (null: no checkpoints); any thread. */
+  private final Supplier<long[]> checkpointStats;
   private ScheduledExecutorService logger;
   private boolean closed;
   /** Summaries logged so far (for tests). */
   private final AtomicLong reportsLogged = new AtomicLong();
 
   JobMonitoring(JobPlan plan, WeirSettings settings, List<Container> containers, StepMetrics metrics) {
+    this(plan, settings, containers, metrics, () -> null);
+  }
+
+  /** @param checkpointStats the job's checkpoint statistics, or a supplier of null if it takes none */
+  JobMonitoring(JobPlan plan, WeirSettings settings, List<Container> containers, StepMetrics metrics,
+      Supplier<long[]> checkpointStats) {
+    this.checkpointStats = checkpointStats;
     this.plan = plan;
     this.settings = settings;
     this.containers = containers;
@@ -124,10 +134,9 @@ final class JobMonitoring implements AutoCloseable {
       for (Container container : containers) {
         register(name("Container", jobName, "container", Integer.toString(container.id())),
             described(new ContainerView(container), WeirMXBeans.ContainerMXBean.class,
-                "A Weir container (one run-loop thread): phase times, commits, object cache. Checkpoints "
-                    + "and LastCheckpointNs stay 0 until Weir takes durable checkpoints",
-                Map.of("Checkpoints", "Durable checkpoints taken; stays 0: Weir takes none yet",
-                    "LastCheckpointNs", "The last durable checkpoint's duration in ns; stays 0: Weir takes none yet")));
+                "A Weir container (one run-loop thread): phase times, commits, object cache, checkpoints",
+                Map.of("Checkpoints", "Checkpoints of the job completed (0 without checkpoints)",
+                    "LastCheckpointNs", "The last checkpoint's pause in ns")));
       }
       for (StageView stage : stages) {
         register(name("Stage", jobName, "stage", stage.name()), described(stage, WeirMXBeans.StageMXBean.class,
@@ -275,7 +284,43 @@ final class JobMonitoring implements AutoCloseable {
     };
   }
 
+  /** Value {@code i} of the job's checkpoint statistics ({@code CheckpointCoordinator#pauseStats()}), 0 without. */
+  private long checkpointStat(int i) {
+    long[] stats = checkpointStats.get();
+    return stats == null ? 0 : stats[i];
+  }
+
   private final class JobView implements WeirMXBeans.JobMXBean {
+    @Override
+    public long getCheckpointsCompleted() {
+      return checkpointStat(0);
+    }
+
+    @Override
+    public long getCheckpointsSkipped() {
+      return checkpointStat(1);
+    }
+
+    @Override
+    public long getLastCheckpointId() {
+      return checkpointStat(6);
+    }
+
+    @Override
+    public long getLastCheckpointPauseMs() {
+      return checkpointStat(4) / 1_000_000L;
+    }
+
+    @Override
+    public long getMaxCheckpointPauseMs() {
+      return checkpointStat(3) / 1_000_000L;
+    }
+
+    @Override
+    public long getLastCheckpointBytes() {
+      return checkpointStat(5);
+    }
+
     @Override
     public String getJobName() {
       return jobName();
@@ -317,7 +362,7 @@ final class JobMonitoring implements AutoCloseable {
     }
   }
 
-  private static final class ContainerView implements WeirMXBeans.ContainerMXBean {
+  private final class ContainerView implements WeirMXBeans.ContainerMXBean {
     private static final ObjectCacheStats NO_CACHE = new ObjectCacheStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     private final Container container;
 
@@ -404,12 +449,12 @@ final class JobMonitoring implements AutoCloseable {
 
     @Override
     public long getCheckpoints() {
-      return 0;
+      return checkpointStat(0);
     }
 
     @Override
     public long getLastCheckpointNs() {
-      return 0;
+      return checkpointStat(4);
     }
 
     @Override

@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  *       the path and that id. Each container's storage is {@code working/container-<id>}. The
  *       directory is kept when the job fails or is cancelled (it is where a restart would find
  *       its state) and deleted when the job finishes normally (nothing is left to resume).
- *       Weir takes no checkpoints yet, so working state left by an earlier run is not a
- *       consistent cut of anything: it is wiped at start, and the job is not restorable (the
- *       start-up log says so).
+ *       Working state left by an earlier run is not a consistent cut of anything: it is wiped at
+ *       start. What a restarted job resumes from are the checkpoints in {@value #CHECKPOINTS}
+ *       (see {@code checkpoint.CheckpointStore}), deleted too after a normal end.
  *   <li><b>Temporary</b> (batch jobs): {@code <stateDirectory>/job-<random>}, deleted when the
  *       job ends for any reason; a batch job starts over after a crash (as on Flink and Beam's
  *       Direct runner).
@@ -52,6 +52,8 @@ public final class JobStateDirectory implements AutoCloseable {
   public static final String LOCK_FILE = "weir.lock";
   /** Sub-directory of a durable job directory holding the containers' working storage. */
   public static final String WORKING = "working";
+  /** Sub-directory of a durable job directory holding its checkpoints ({@code checkpoint.CheckpointStore}). */
+  public static final String CHECKPOINTS = "checkpoints";
 
   /**
    * Durable directories held by jobs of this JVM (absolute, normalized). Checked before the lock
@@ -182,6 +184,7 @@ public final class JobStateDirectory implements AutoCloseable {
         deleteTree(directory);
       } else if (finishedNormally) {
         deleteTree(directory.resolve(WORKING)); // while still locked: no other job sees it half-deleted
+        deleteTree(directory.resolve(CHECKPOINTS)); // a job that ended has nothing to resume
       }
     } catch (IOException e) {
       LOG.warn("Cannot delete the job state in {}", directory, e);

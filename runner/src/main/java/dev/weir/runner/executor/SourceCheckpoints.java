@@ -16,10 +16,19 @@ final class SourceCheckpoints {
   /** Whether some split holds checkpoint marks waiting for a commit. */
   private boolean marksHeld;
   private ContainerCommit commit;
+  private boolean disabled;
 
   /** @param sources the task's unbounded source splits, usually none or one */
   SourceCheckpoints(List<SourcePartition> sources) {
     this.sources = sources.toArray(new SourcePartition[0]);
+  }
+
+  /**
+   * Takes no marks per bundle: the job takes checkpoints, which take and finalize the marks
+   * themselves ({@code SourcePartition#position()}, {@code SourcePartition#checkpointCompleted()}).
+   */
+  void disable() {
+    disabled = true;
   }
 
   /** Sets the container's commit point (at the task's open). */
@@ -29,6 +38,9 @@ final class SourceCheckpoints {
 
   /** A bundle finished (its outputs left the operators): each split takes its marks. */
   void afterBundle() {
+    if (disabled) {
+      return;
+    }
     for (SourcePartition source : sources) {
       if (source.checkpoint()) {
         marksHeld = true;

@@ -10,7 +10,13 @@ import java.util.List;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.values.TimestampedValue;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.io.BoundedSource;
 import org.apache.beam.sdk.io.Source;
 import org.apache.beam.sdk.io.UnboundedSource;
@@ -195,6 +201,68 @@ public abstract class SourcePartition implements InputPartition {
    */
   void finalizeCheckpoints() {}
 
+  /**
+   * The split's position for a checkpoint, taken while the job is quiescent (every element this
+   * partition returned has been processed): the partition's kind and source class (its identity,
+   * checked on restore), its phase, and what the kind needs to resume (see the subclasses). An
+   * unbounded split's mark is held until {@link #checkpointCompleted()}.
+   *
+   * @throws IllegalStateException if the position cannot be encoded (e.g. the mark coder fails)
+   */
+  final byte[] position() {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeUTF(identity());
+      out.writeByte(phase.ordinal());
+      writePosition(out);
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalStateException("cannot write the position of " + ssp.getStream() + " (task " + taskName
+          + ") into a checkpoint (" + e + ")", e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /**
+   * Resumes from a {@link #position()} written by the same split of the same plan; called before
+   * {@link #open}.
+   *
+   * @throws IllegalStateException naming the stream and task if the position is of another kind
+   *     of split or cannot be decoded
+   */
+  final void restorePosition(byte[] position) {
+    try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(position))) {
+      String identity = in.readUTF();
+      if (!identity.equals(identity())) {
+        throw new IllegalStateException("the checkpoint holds a position of '" + identity + "', this split is '"
+            + identity() + "'");
+      }
+      phase = Phase.values()[in.readByte()];
+      readPosition(in);
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalStateException("cannot resume " + ssp.getStream() + " (task " + taskName
+          + ") from the checkpoint: " + e.getMessage(), e);
+    }
+  }
+
+  /** The split's kind and source class, e.g. {@code unbounded:org.example.MySource}. */
+  String identity() {
+    return getClass().getSimpleName();
+  }
+
+  /** Writes what the split needs to resume (after the common header). Default: nothing. */
+  void writePosition(DataOutputStream out) throws IOException {}
+
+  /** Reads what {@link #writePosition} wrote. Default: nothing. */
+  void readPosition(DataInputStream in) throws IOException {}
+
+  /**
+   * The checkpoint whose {@link #position()} was taken last is complete: finalize what it held
+   * (an unbounded split's checkpoint mark). Default: nothing.
+   *
+   * @throws IllegalStateException if the finalization fails (the job fails)
+   */
+  void checkpointCompleted() {}
+
   /** The next element or source watermark envelope, or null if none now. */
   abstract IncomingMessageEnvelope next() throws IOException;
 
@@ -216,6 +284,17 @@ public abstract class SourcePartition implements InputPartition {
       }
       emitted = true;
       return element(WindowedValues.valueInGlobalWindow(new byte[0]));
+    }
+
+    /** Whether the impulse fired. */
+    @Override
+    void writePosition(DataOutputStream out) throws IOException {
+      out.writeBoolean(emitted);
+    }
+
+    @Override
+    void readPosition(DataInputStream in) throws IOException {
+      emitted = in.readBoolean();
     }
 
     @Override
@@ -288,6 +367,10 @@ public abstract class SourcePartition implements InputPartition {
   /** A bounded source split. */
   static final class BoundedPartition extends ReaderPartition<BoundedSource.BoundedReader<?>> {
     private final BoundedSource<?> source;
+    /** Elements returned so far (over restores). */
+    private long read;
+    /** Elements still to skip after a restore. */
+    private long skip;
 
     BoundedPartition(BoundedSource<?> source, String stream, int partition, String task) {
       super(stream, partition, task);
@@ -304,11 +387,42 @@ public abstract class SourcePartition implements InputPartition {
       if (done) {
         return null;
       }
+      while (skip > 0) { // resuming from a checkpoint: re-read what the checkpoint already holds
+        if (!advanceReader()) {
+          throw new IllegalStateException("the bounded source has " + (read - skip) + " elements now, the "
+              + "checkpoint had read " + read + ": it is not deterministic and cannot resume");
+        }
+        skip--;
+      }
       if (!advanceReader()) {
         done = true;
         return null;
       }
+      read++;
       return currentElement();
+    }
+
+    @Override
+    String identity() {
+      return "bounded:" + source.getClass().getName();
+    }
+
+    /**
+     * Elements read and whether the split is exhausted. Bounded readers have no checkpoint mark,
+     * so a restored split re-reads its first elements and skips them (Beam's {@code BoundedReader}
+     * contract: a split reads the same elements in the same order every time).
+     */
+    @Override
+    void writePosition(DataOutputStream out) throws IOException {
+      out.writeLong(read);
+      out.writeBoolean(done);
+    }
+
+    @Override
+    void readPosition(DataInputStream in) throws IOException {
+      read = in.readLong();
+      done = in.readBoolean();
+      skip = done ? 0 : read;
     }
   }
 
@@ -334,9 +448,77 @@ public abstract class SourcePartition implements InputPartition {
       this.source = source;
     }
 
+    /** The mark a restore resumes from, decoded from the checkpoint; null on a fresh start. */
+    private UnboundedSource.CheckpointMark restoredMark;
+    /** The mark taken by the last {@link #position()}, finalized when that checkpoint completes. */
+    private UnboundedSource.CheckpointMark checkpointMark;
+
     @Override
+    @SuppressWarnings({"unchecked", "rawtypes"})
     void openReader() throws IOException {
-      reader = source.createReader(context.options(), null);
+      reader = ((UnboundedSource) source).createReader(context.options(), restoredMark);
+      restoredMark = null;
+    }
+
+    @Override
+    String identity() {
+      return "unbounded:" + source.getClass().getName();
+    }
+
+    /**
+     * The reader's checkpoint mark, encoded with the source's own mark coder (never Java
+     * serialization of the source), and the last watermark sent. The mark is held and finalized
+     * only when the checkpoint completed ({@link #checkpointCompleted()}).
+     */
+    @Override
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    void writePosition(DataOutputStream out) throws IOException {
+      out.writeLong(lastWatermarkMs);
+      out.writeBoolean(done);
+      if (reader == null || done) {
+        out.writeBoolean(false);
+        return;
+      }
+      StepScope.Step previous = context.scope().enter(context.step());
+      try {
+        UnboundedSource.CheckpointMark mark = reader.getCheckpointMark();
+        Coder coder = source.getCheckpointMarkCoder();
+        out.writeBoolean(true);
+        byte[] encoded = CoderUtils.encodeToByteArray(coder, mark);
+        out.writeInt(encoded.length);
+        out.write(encoded);
+        checkpointMark = mark;
+      } finally {
+        context.scope().exit(previous);
+      }
+    }
+
+    @Override
+    void readPosition(DataInputStream in) throws IOException {
+      lastWatermarkMs = in.readLong();
+      done = in.readBoolean();
+      if (in.readBoolean()) {
+        byte[] encoded = new byte[in.readInt()];
+        in.readFully(encoded);
+        restoredMark = CoderUtils.decodeFromByteArray(source.getCheckpointMarkCoder(), encoded);
+      }
+    }
+
+    @Override
+    void checkpointCompleted() {
+      UnboundedSource.CheckpointMark mark = checkpointMark;
+      if (mark == null) {
+        return;
+      }
+      checkpointMark = null;
+      StepScope.Step previous = context.scope().enter(context.step());
+      try {
+        mark.finalizeCheckpoint();
+      } catch (IOException e) {
+        throw new IllegalStateException("finalizing a checkpoint mark of " + ssp().getStream() + " failed", e);
+      } finally {
+        context.scope().exit(previous);
+      }
     }
 
     @Override

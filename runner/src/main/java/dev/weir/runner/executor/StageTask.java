@@ -3,6 +3,7 @@ package dev.weir.runner.executor;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
+import dev.weir.runner.operators.OperatorSnapshot;
 import dev.weir.runner.operators.Receiver;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
@@ -192,8 +193,22 @@ public final class StageTask
    *     call the task makes into an operator runs in the callee's step (metrics and span)
    */
   void open(StepScope scope, ContainerCommit commit) {
+    open(scope, commit, Map.of(), false);
+  }
+
+  /**
+   * Opens the task as {@link #open(StepScope, ContainerCommit)}, in a job that takes checkpoints
+   * ({@code checkpointed}: source marks are taken and finalized at checkpoints, not per bundle),
+   * resuming from {@code restored}, the container's checkpointed metadata (empty on a fresh
+   * start): source positions before the readers open, operators' heap state when they open, and
+   * the task's watermarks after, delivered in one watermark pass.
+   */
+  void open(StepScope scope, ContainerCommit commit, Map<String, byte[]> restored, boolean checkpointed) {
     this.scope = scope;
     this.commit = commit;
+    if (checkpointed) {
+      checkpoints.disable();
+    }
     checkpoints.open(commit);
     this.taskMetrics = commit.metrics().newTask();
     ContainerState state = commit.state();
@@ -218,7 +233,7 @@ public final class StageTask
       StepScope.Step previous = scope.enter(steps[node.index()]);
       try {
         operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-            steps[node.index()], state, clock, commit.finalizers()));
+            steps[node.index()], state, clock, commit.finalizers(), restoredParts(restored, node.index())));
       } finally {
         scope.exit(previous);
       }
@@ -230,8 +245,122 @@ public final class StageTask
     }
     if (stage.source() != null) {
       SourceContext sourceContext = new SourceContext(options, scope, steps[0]);
+      for (int i = 0; i < inputs.length; i++) {
+        byte[] position = restored.get(key("input/" + i));
+        if (position != null && inputs[i].partition instanceof SourcePartition source) {
+          source.restorePosition(position);
+        }
+        inputs[i].partition.open(sourceContext);
+      }
+    }
+    byte[] restoredWatermarks = restored.get(key("watermarks"));
+    if (restoredWatermarks != null) {
+      try {
+        watermarks.restore(restoredWatermarks);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalStateException("cannot restore the watermarks of task " + name.getTaskName() + ": "
+            + e.getMessage(), e);
+      }
       for (TaskInput input : inputs) {
-        input.partition.open(sourceContext);
+        if (input.sideConsumer != null) {
+          StepScope.Step previous = scope.enter(steps[input.entryNode]);
+          try {
+            input.sideConsumer.advanceSideInputWatermark(input.sideIndex, watermarks.inputWatermarkMs(input.index));
+          } finally {
+            scope.exit(previous);
+          }
+        }
+      }
+      watermarks.advanceInputWatermark();
+      settle(propagateWatermarks(true)); // every node learns its restored watermark
+      if (watermarks.allInputsEnded()) {
+        onEndOfStream(null, null);
+      }
+    }
+  }
+
+  /** The checkpoint metadata key of the task's {@code part}: {@code task/<task name>/<part>}. */
+  private String key(String part) {
+    return "task/" + name.getTaskName() + "/" + part;
+  }
+
+  /** The parts node {@code node} wrote into the restored checkpoint, or {@link OperatorSnapshot#EMPTY}. */
+  private OperatorSnapshot restoredParts(Map<String, byte[]> restored, int node) {
+    if (restored.isEmpty()) {
+      return OperatorSnapshot.EMPTY;
+    }
+    String prefix = key("node/" + node + "/");
+    Map<String, byte[]> parts = new HashMap<>();
+    for (Map.Entry<String, byte[]> e : restored.entrySet()) {
+      if (e.getKey().startsWith(prefix)) {
+        parts.put(e.getKey().substring(prefix.length()), e.getValue());
+      }
+    }
+    return parts.isEmpty() ? OperatorSnapshot.EMPTY : new OperatorSnapshot(parts);
+  }
+
+  /**
+   * Whether the task's part of the job is quiet for a checkpoint: nothing waits in its outbox, no
+   * timer firing is pending (RUNNING, DRAINING or DONE), no bundle is open and every operator can
+   * write its state ({@link Operator#readyForCheckpoint()}). Asked while a checkpoint drains.
+   */
+  boolean quietForCheckpoint() {
+    if (outbox.isBlocked() || phase == TaskPhase.FIRING || phase == TaskPhase.ENDING
+        || bundleElements > 0 || anyInBundle()) {
+      return false;
+    }
+    for (Operator operator : operators) {
+      if (!operator.readyForCheckpoint()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Finishes the open bundle, if any, so a checkpoint can drain it; returns 1 if it did, else 0. */
+  int finishBundleForCheckpoint() {
+    if (bundleElements > 0 || anyInBundle()) {
+      finishBundle();
+      settle(propagateWatermarks(false));
+      return 1;
+    }
+    return 0;
+  }
+
+  /**
+   * Writes the task's part of a checkpoint into {@code metadata} (the job is quiescent): its
+   * watermarks, each source split's position and each operator's heap state (see the class comment
+   * of {@code checkpoint.CheckpointCoordinator}).
+   */
+  void snapshot(Map<String, byte[]> metadata) {
+    metadata.put(key("watermarks"), watermarks.snapshot());
+    for (int i = 0; i < inputs.length; i++) {
+      if (inputs[i].partition instanceof SourcePartition source) {
+        metadata.put(key("input/" + i), source.position());
+      }
+    }
+    for (int i = 0; i < operators.length; i++) {
+      if (writerAt[i] != null) {
+        continue;
+      }
+      OperatorSnapshot parts = OperatorSnapshot.writable();
+      StepScope.Step previous = scope.enter(steps[i]);
+      try {
+        operators[i].snapshot(parts);
+      } finally {
+        scope.exit(previous);
+      }
+      for (Map.Entry<String, byte[]> e : parts.parts().entrySet()) {
+        metadata.put(key("node/" + i + "/" + e.getKey()), e.getValue());
+      }
+    }
+  }
+
+  /** The checkpoint the task last wrote its part of is complete: finalize its sources' marks. */
+  void checkpointCompleted() {
+    for (TaskInput input : inputs) {
+      if (input.partition instanceof SourcePartition source) {
+        source.checkpointCompleted();
       }
     }
   }
@@ -348,13 +477,21 @@ public final class StageTask
    * @return work done: a timed-out bundle closed, timers fired, a bundle the tick opened finished
    */
   int tick() {
+    return tick(true);
+  }
+
+  /**
+   * The tick; without {@code fireProcessingTime} (while a checkpoint drains the job) operators do
+   * not hear of the clock, so no processing-time timer fires and creates new work.
+   */
+  int tick(boolean fireProcessingTime) {
     int work = 0;
     if (bundleElements > 0 && System.nanoTime() - bundleStartNs >= maxBundleNs) {
       finishBundle();
       work++;
     }
     Instant now = new Instant(clock.millis()); // once per tick, not per element
-    for (int i = 0; i < operators.length; i++) {
+    for (int i = 0; i < operators.length && fireProcessingTime; i++) {
       StepScope.Step previous = scope.enter(steps[i]);
       try {
         operators[i].onProcessingTime(now);

@@ -1,5 +1,7 @@
 package dev.weir.runner.executor;
 
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
 import dev.weir.runner.translation.NodeSpec;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -108,6 +110,62 @@ final class StageWatermarks {
       predecessors[i] = preds.get(i).stream().mapToInt(Integer::intValue).toArray();
     }
     return predecessors;
+  }
+
+  /**
+   * What a checkpoint keeps of the task's watermarks: per input, per producer, the last watermark
+   * and whether it ended (node watermarks follow from them and the operators' holds, so a restored
+   * task recomputes them in its first watermark pass). Big-endian: input count, then per input its
+   * producer count and per producer {@code ms(8) | ended(1)}.
+   */
+  byte[] snapshot() {
+    int size = 4;
+    for (long[] producers : producerMs) {
+      size += 4 + producers.length * 9;
+    }
+    ByteBuffer out = ByteBuffer.allocate(size).putInt(producerMs.length);
+    for (int i = 0; i < producerMs.length; i++) {
+      out.putInt(producerMs[i].length);
+      for (int p = 0; p < producerMs[i].length; p++) {
+        out.putLong(producerMs[i][p]).put((byte) (producerEnded[i][p] ? 1 : 0));
+      }
+    }
+    return out.array();
+  }
+
+  /**
+   * Replays a {@link #snapshot()} onto this fresh instance: each producer's watermark and end of
+   * stream as if it had just arrived. The caller then advances the input watermark as after any
+   * producer watermark.
+   *
+   * @throws IllegalArgumentException if the snapshot's inputs or producers differ from this task's
+   */
+  void restore(byte[] snapshot) {
+    ByteBuffer in = ByteBuffer.wrap(snapshot);
+    try {
+      int inputs = in.getInt();
+      if (inputs != producerMs.length) {
+        throw new IllegalArgumentException("the checkpoint has " + inputs + " inputs, the task " + producerMs.length);
+      }
+      for (int i = 0; i < inputs; i++) {
+        int producers = in.getInt();
+        if (producers != producerMs[i].length) {
+          throw new IllegalArgumentException("input " + i + " has " + producers + " producers in the checkpoint, "
+              + producerMs[i].length + " now");
+        }
+        for (int p = 0; p < producers; p++) {
+          long ms = in.getLong();
+          boolean ended = in.get() != 0;
+          if (ended) {
+            onProducerEnd(i, p);
+          } else {
+            onProducerWatermark(i, p, ms);
+          }
+        }
+      }
+    } catch (BufferUnderflowException e) {
+      throw new IllegalArgumentException("truncated watermark snapshot (" + snapshot.length + " bytes)", e);
+    }
   }
 
   /** Records {@code producer}'s watermark on {@code input}; the input's is the minimum over producers. */

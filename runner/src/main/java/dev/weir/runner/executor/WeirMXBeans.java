@@ -42,6 +42,24 @@ public final class WeirMXBeans {
 
   /** The job as a whole. */
   public interface JobMXBean {
+    /** Checkpoints completed (0 for a job without checkpoints: batch, --checkpointingIntervalMs=0, memory backend). */
+    long getCheckpointsCompleted();
+
+    /** Checkpoint attempts given up because the job did not become quiescent in time. */
+    long getCheckpointsSkipped();
+
+    /** The id of the newest complete checkpoint (also one restored at start), 0 if none. */
+    long getLastCheckpointId();
+
+    /** The last checkpoint's pause, ms: sources paused until it completed. */
+    long getLastCheckpointPauseMs();
+
+    /** The longest checkpoint pause so far, ms. */
+    long getMaxCheckpointPauseMs();
+
+    /** Bytes of the last checkpoint's files (RocksDB checkpoints, hard-linked files counted in full). */
+    long getLastCheckpointBytes();
+
     /** The job's name as registered in the MBean names (--jobName, maybe with a suffix). */
     String getJobName();
 
@@ -105,10 +123,10 @@ public final class WeirMXBeans {
     /** The last state commit's duration, ns. */
     long getLastCommitNs();
 
-    /** Durable checkpoints taken; stays 0: the embedded executor takes none yet. */
+    /** Checkpoints of the job completed so far (every container takes part in each); 0 without checkpoints. */
     long getCheckpoints();
 
-    /** The last durable checkpoint's duration, ns; stays 0: no checkpoints yet. */
+    /** The pause of the last completed checkpoint (drain, commit, RocksDB checkpoint, manifest), ns. */
     long getLastCheckpointNs();
 
     /** Object-cache reads answered without decoding. */

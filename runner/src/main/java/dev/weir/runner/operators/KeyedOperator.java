@@ -45,8 +45,14 @@ abstract class KeyedOperator<K> implements Operator {
   /** Recently used key contexts and the current key; timers and state survive a context's eviction in the store. */
   protected final OperatorKeys<K> keys;
   protected final KeyedTimers timers;
+  /** Snapshot part of the pending processing-time timers. */
+  static final String PROCESSING_TIMERS_PART = "processing-timers";
+  /** Snapshot part of the keys' watermark holds. */
+  static final String HOLDS_PART = "holds";
   /** Set by {@link #openKeyed}. */
   protected OperatorContext context;
+  /** The windows' coder (timer namespaces); set by {@link #openKeyed}. */
+  private Coder<? extends BoundedWindow> windowCoder;
   private boolean inBundle;
   /** The watermark whose ready timers are being fired, or null when none wait. */
   private Instant firingTo;
@@ -75,6 +81,21 @@ abstract class KeyedOperator<K> implements Operator {
     keys.open(context.state(), context.stepName());
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
     timers.open(context.state(), windowCoder, this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
+    this.windowCoder = windowCoder;
+    keys.holds().restore(context.restored().get(HOLDS_PART));
+    timers.restoreProcessingTimers(context.restored().get(PROCESSING_TIMERS_PART), windowCoder, this::keyOf,
+        context.stepName());
+  }
+
+  /**
+   * Writes the heap-only state: the processing-time timers and the multiset of the keys' watermark
+   * holds (event-time timers and the holds themselves are in the store). Subclasses with more
+   * heap state call this first.
+   */
+  @Override
+  public void snapshot(OperatorSnapshot out) {
+    out.put(PROCESSING_TIMERS_PART, timers.snapshotProcessingTimers(windowCoder));
+    out.put(HOLDS_PART, keys.holds().snapshot());
   }
 
   /** Encodes the element's key and hands it to {@link #acceptKeyed}; for input that skipped the shuffle. */

@@ -95,6 +95,24 @@ public interface Operator extends Receiver {
     return false;
   }
 
+  /**
+   * Whether the operator's state can be written into a checkpoint now. Asked while a checkpoint
+   * waits for the job to become quiescent; false holds the checkpoint back (e.g. main-input elements
+   * pushed back until a side input is ready are not written into checkpoints, so a checkpoint waits
+   * until they ran). Default: true.
+   */
+  default boolean readyForCheckpoint() {
+    return true;
+  }
+
+  /**
+   * Writes the operator's heap-only state into {@code out} (see {@link OperatorSnapshot}); called
+   * at a checkpoint, with no bundle open and nothing in flight, after which the container's store
+   * is committed with it. An operator opened on a restored checkpoint finds the parts again in
+   * {@link OperatorContext#restored()}. Default: nothing (all state in the store, or none).
+   */
+  default void snapshot(OperatorSnapshot out) {}
+
   /** Ends the open bundle, if any (DoFn {@code @FinishBundle}). */
   default void finishBundle() {}
 

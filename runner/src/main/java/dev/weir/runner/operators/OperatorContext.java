@@ -24,6 +24,8 @@ import org.apache.beam.sdk.values.TupleTag;
  * @param state the container's state (storage + object cache), shared by the container's tasks
  * @param clock the job's processing-time clock (the system clock, or a test stream's manual one)
  * @param finalizers the container's bundle finalization (see {@link #newFinalizer()})
+ * @param restored the heap-only state this operator instance wrote into the checkpoint the job
+ *     restored from ({@link Operator#snapshot}); {@link OperatorSnapshot#EMPTY} on a fresh start
  */
 @Internal
 public record OperatorContext(
@@ -34,7 +36,14 @@ public record OperatorContext(
     StepRunner step,
     ContainerState state,
     JobClock clock,
-    BundleFinalizers finalizers) {
+    BundleFinalizers finalizers,
+    OperatorSnapshot restored) {
+
+  /** A context on a fresh start (nothing restored). */
+  public OperatorContext(PipelineOptions options, String stepName, int partition, Map<TupleTag<?>, Receiver> outputs,
+      StepRunner step, ContainerState state, JobClock clock, BundleFinalizers finalizers) {
+    this(options, stepName, partition, outputs, step, state, clock, finalizers, OperatorSnapshot.EMPTY);
+  }
 
   /**
    * A context with bundle finalization of its own, whose callbacks nobody runs, and no step

@@ -96,6 +96,7 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
     if (!sideInputViews.isEmpty()) {
       pushback = new SideInputPushback<>(sideInputViews);
       reader = pushback.sideInputs();
+      pushback.restore(context.restored());
     }
     runner = DoFnRunners.simpleRunner(
         context.options(), fn, reader, new OutputRouter(context, mainTag, additionalTags, false), mainTag,
@@ -187,6 +188,19 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
   public void close() {
     if (lifecycle != null) {
       lifecycle.tearDown();
+    }
+  }
+
+  @Override
+  public boolean readyForCheckpoint() {
+    return pushback == null || pushback.readyForCheckpoint();
+  }
+
+  /** Writes the side inputs' contents (the only heap state of a stateless DoFn operator). */
+  @Override
+  public void snapshot(OperatorSnapshot out) {
+    if (pushback != null) {
+      pushback.snapshot(out);
     }
   }
 }

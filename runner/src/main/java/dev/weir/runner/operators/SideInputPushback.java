@@ -30,6 +30,8 @@ import org.apache.beam.sdk.values.WindowedValue;
  * @param <E> what the operator keeps per pushed-back element
  */
 final class SideInputPushback<E> {
+  /** Snapshot part of the side inputs' contents. */
+  static final String PART = "side-inputs";
   private final SideInputs sideInputs;
   private List<E> pushedBack = new ArrayList<>();
   private long minTimestampMs = Long.MAX_VALUE;
@@ -82,6 +84,27 @@ final class SideInputPushback<E> {
   /** The earliest timestamp of a pushed-back element (epoch ms), or {@link Long#MAX_VALUE} if none. */
   long holdMs() {
     return minTimestampMs;
+  }
+
+  /**
+   * Whether a checkpoint may be taken: no element is pushed back (pushed-back elements are not
+   * written into checkpoints; a checkpoint waits until they ran).
+   */
+  boolean readyForCheckpoint() {
+    return pushedBack.isEmpty();
+  }
+
+  /** Writes the side inputs' contents into {@code out} (part {@value #PART}). */
+  void snapshot(OperatorSnapshot out) {
+    out.put(PART, sideInputs.snapshot());
+  }
+
+  /** Restores the side inputs' contents from a checkpoint, if it has them. */
+  void restore(OperatorSnapshot restored) {
+    byte[] bytes = restored.get(PART);
+    if (bytes != null) {
+      sideInputs.restore(bytes);
+    }
   }
 
   /** Number of pushed-back elements. */

@@ -184,6 +184,9 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     this.lifecycle = new DoFnLifecycle(context);
     this.finalizer = lifecycle.finalizer();
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
+    keys.holds().restore(context.restored().get(KeyedOperator.HOLDS_PART));
+    timers.restoreProcessingTimers(context.restored().get(KeyedOperator.PROCESSING_TIMERS_PART),
+        windowingStrategy.getWindowFn().windowCoder(), keys::decode, context.stepName());
     TupleTag<OutputT> mainTag = transform.getMainOutputTag();
     List<TupleTag<?>> additionalTags = transform.getAdditionalOutputTags().getAll();
     this.router = new OutputRouter(context, mainTag, additionalTags, false);
@@ -193,6 +196,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     } else {
       pushback = new SideInputPushback<>(sideInputViews);
       reader = pushback.sideInputs();
+      pushback.restore(context.restored());
     }
     ProcessFn<InputT, OutputT, RestrictionT, ?, ?> processFn =
         lifecycle.setUp(transform.newProcessFn(SerializableUtils.clone(transform.getFn())), context.options());
@@ -416,6 +420,26 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     @Override
     public boolean isEmpty() {
       return true;
+    }
+  }
+
+  @Override
+  public boolean readyForCheckpoint() {
+    return pushback == null || pushback.readyForCheckpoint();
+  }
+
+  /**
+   * Writes the heap state: the pending resumes (processing-time timers; the restrictions and
+   * watermark-estimator states they resume are in the store), the keys' watermark holds and the
+   * side inputs' contents.
+   */
+  @Override
+  public void snapshot(OperatorSnapshot out) {
+    out.put(KeyedOperator.PROCESSING_TIMERS_PART,
+        timers.snapshotProcessingTimers(windowingStrategy.getWindowFn().windowCoder()));
+    out.put(KeyedOperator.HOLDS_PART, keys.holds().snapshot());
+    if (pushback != null) {
+      pushback.snapshot(out);
     }
   }
 }

@@ -192,6 +192,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     if (!sideInputViews.isEmpty()) {
       pushback = new SideInputPushback<>(sideInputViews);
       reader = pushback.sideInputs();
+      pushback.restore(context.restored());
     }
     DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(
         context.options(), fn, reader, new OutputRouter(context, mainTag, additionalTags, true), mainTag, additionalTags,
@@ -395,6 +396,20 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   public void close() {
     if (lifecycle != null) {
       lifecycle.tearDown();
+    }
+  }
+
+  @Override
+  public boolean readyForCheckpoint() {
+    return pushback == null || pushback.readyForCheckpoint();
+  }
+
+  /** Writes the timers and holds ({@link KeyedOperator#snapshot}), then the side inputs' contents. */
+  @Override
+  public void snapshot(OperatorSnapshot out) {
+    super.snapshot(out);
+    if (pushback != null) {
+      pushback.snapshot(out);
     }
   }
 }

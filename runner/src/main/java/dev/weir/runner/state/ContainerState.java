@@ -28,9 +28,11 @@ import org.apache.beam.sdk.annotations.Internal;
  * the container calls {@link #commitIfRequested()} once per run-loop iteration, so that several
  * tasks finishing bundles in one iteration cost one commit. A commit flushes the object cache's
  * dirty values in one batch and commits the storage atomically with a small metadata record.
- * RocksDB commits are not fsynced: Weir does not restore state after a crash yet (working state
- * left in a job's directory is wiped at its next start, see {@code executor.JobStateDirectory}),
- * so durability across crashes buys nothing yet.
+ * RocksDB commits are not fsynced: a restore never reads the working store, only checkpoints
+ * ({@link #checkpoint}, a RocksDB checkpoint of a commit, see {@code checkpoint.CheckpointStore}).
+ * In a job that takes checkpoints, commits wait for them: between two checkpoints dirty values stay
+ * in the object cache (written back only when evicted) and a hot value is encoded once per
+ * checkpoint, not once per bundle.
  *
  * <p>Threading: confined to the container's thread; {@link #close()} runs there too, at the end of
  * the run loop (normal end, failure or cancel).
@@ -46,6 +48,10 @@ public final class ContainerState implements AutoCloseable {
   private final ObjectCache cache;
   private final CachedStore store;
   private final String owner;
+  /** Whether commits wait for checkpoints (see the constructor). */
+  private final boolean commitAtCheckpoints;
+  /** Staged bytes above which a job with checkpoints commits its working store between checkpoints. */
+  public static final long STAGED_BYTES_LIMIT = 64L << 20;
   private int nextOperator;
   private boolean commitRequested;
   private long commits;
@@ -61,7 +67,21 @@ public final class ContainerState implements AutoCloseable {
    * @throws StateStoreException if RocksDB cannot open the directory
    */
   public ContainerState(StateBackend backend, Path directory, long cacheEntries, String owner) {
+    this(backend, directory, cacheEntries, owner, false);
+  }
+
+  /**
+   * Opens the storage; with {@code commitAtCheckpoints}, {@link #commitIfRequested()} leaves dirty
+   * state in the object cache and staged writes in the storage until the next
+   * {@link #checkpoint}, committing early only to bound the staged writes' memory
+   * ({@value #STAGED_BYTES_LIMIT} bytes).
+   *
+   * @throws StateStoreException if RocksDB cannot open the directory
+   */
+  public ContainerState(StateBackend backend, Path directory, long cacheEntries, String owner,
+      boolean commitAtCheckpoints) {
     this.owner = owner;
+    this.commitAtCheckpoints = commitAtCheckpoints;
     this.storage = backend.open(directory, RocksDbSettings.defaults().withSyncCommits(false));
     this.cache = new ObjectCache(storage, ObjectCacheSettings.maximumEntries(Math.max(1, cacheEntries)));
     this.store = cache.store(STORE);
@@ -118,10 +138,34 @@ public final class ContainerState implements AutoCloseable {
   public boolean commitIfRequested() {
     if (commitRequested && !closed) {
       commitRequested = false;
+      if (commitAtCheckpoints) {
+        if (storage.stagedBytes() > STAGED_BYTES_LIMIT) {
+          // memory valve: the working store is not what a restore reads (checkpoints are), so an
+          // early commit changes nothing a restore sees
+          storage.commit(Map.of("weir.owner", owner.getBytes(StandardCharsets.UTF_8)));
+        }
+        return false;
+      }
       commit();
       return true;
     }
     return false;
+  }
+
+  /**
+   * Commits every dirty value and staged write with {@code metadata} (the tasks' heap state and
+   * source positions) and writes a self-contained copy of that commit into {@code target} (a RocksDB
+   * checkpoint: hard links): the container's part of a job checkpoint.
+   *
+   * @throws UnsupportedOperationException on the memory backend
+   * @throws dev.weir.state.store.StateStoreException naming {@code target} if it cannot be written
+   */
+  public void checkpoint(Map<String, byte[]> metadata, Path target) {
+    Map<String, byte[]> all = new LinkedHashMap<>(metadata);
+    all.put("weir.owner", owner.getBytes(StandardCharsets.UTF_8));
+    all.put("weir.commit", Long.toString(++commits).getBytes(StandardCharsets.UTF_8));
+    cache.commit(all);
+    storage.checkpointTo(target);
   }
 
   /** Flushes the object cache and commits the storage atomically. */

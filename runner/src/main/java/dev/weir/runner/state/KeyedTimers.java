@@ -1,13 +1,19 @@
 package dev.weir.runner.state;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.function.Function;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.TimerInternals;
+import org.apache.beam.runners.core.TimerInternals.TimerDataCoderV2;
 import org.apache.beam.sdk.annotations.Internal;
+import org.apache.beam.sdk.coders.ByteArrayCoder;
 import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.state.TimeDomain;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.joda.time.Instant;
@@ -267,6 +273,62 @@ public final class KeyedTimers implements TimerInternals {
   /** Number of pending timers of all keys and domains. */
   public long size() {
     return eventTime == null ? index.size() : index.size() + eventTime.size();
+  }
+
+  /**
+   * The pending processing-time timers, encoded for a checkpoint (event-time timers need no
+   * snapshot: they are in the store): a count, then per timer, in firing order, its encoded key
+   * ({@code ByteArrayCoder}) and its {@link TimerData} ({@code TimerDataCoderV2} over
+   * {@code windowCoder}). Null if there are none.
+   *
+   * @throws IllegalStateException if a namespace's window cannot be encoded
+   */
+  public byte[] snapshotProcessingTimers(Coder<? extends BoundedWindow> windowCoder) {
+    if (processingTime.isEmpty()) {
+      return null;
+    }
+    TimerDataCoderV2 timerCoder = TimerDataCoderV2.of(windowCoder);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try {
+      VarIntCoder.of().encode(processingTime.size(), bytes);
+      for (Entry entry : processingTime) {
+        ByteArrayCoder.of().encode(entry.key.id().bytes(), bytes);
+        timerCoder.encode(entry.data, bytes);
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot encode a processing-time timer for a checkpoint", e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /**
+   * Sets again the processing-time timers of a {@link #snapshotProcessingTimers} snapshot (at
+   * restore, before anything else touches the timers), each for the key {@code keyResolver} finds
+   * for its bytes; the current key is unset afterwards.
+   *
+   * @throws IllegalStateException naming {@code what} if the snapshot cannot be decoded
+   */
+  public void restoreProcessingTimers(byte[] snapshot, Coder<? extends BoundedWindow> windowCoder,
+      Function<byte[], KeyContext<?>> keyResolver, String what) {
+    if (snapshot == null) {
+      return;
+    }
+    TimerDataCoderV2 timerCoder = TimerDataCoderV2.of(windowCoder);
+    ByteArrayInputStream in = new ByteArrayInputStream(snapshot);
+    try {
+      int count = VarIntCoder.of().decode(in);
+      for (int i = 0; i < count; i++) {
+        byte[] key = ByteArrayCoder.of().decode(in);
+        TimerData timer = timerCoder.decode(in);
+        setCurrentKey(keyResolver.apply(key));
+        setTimer(timer);
+      }
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalStateException("cannot restore the processing-time timers of " + what
+          + " from the checkpoint (" + e + ")", e);
+    } finally {
+      current = null;
+    }
   }
 
   /** Drops every pending processing-time timer (at the end of input they can no longer matter). */

@@ -40,6 +40,33 @@ class StageWatermarksTest {
   }
 
   @Test
+  void aSnapshotRestoresEveryProducersWatermarkAndEnd_intoAFreshTask() {
+    watermarks.onProducerWatermark(0, 0, 10);
+    watermarks.onProducerWatermark(0, 1, 7);
+    watermarks.onProducerEnd(1, 0);
+    StageWatermarks restored = new StageWatermarks(
+        new int[] {2, 1}, new boolean[] {false, true},
+        new int[][] {{}, {0}, {1}, {0}}, new boolean[] {false, false, true, true});
+    restored.restore(watermarks.snapshot());
+    assertThat(restored.advanceInputWatermark()).isTrue();
+    assertThat(restored.inputWatermarkMs()).isEqualTo(7);
+    assertThat(restored.inputWatermarkMs(1)).isEqualTo(MAX_WATERMARK_MS);
+    restored.onProducerWatermark(0, 1, 8);
+    assertThat(restored.inputWatermarkMs(0)).isEqualTo(8);
+    restored.onProducerEnd(0, 0);
+    restored.onProducerEnd(0, 1);
+    assertThat(restored.allInputsEnded()).isTrue();
+  }
+
+  @Test
+  void aSnapshotOfAnotherShapeIsRefused() {
+    StageWatermarks other = new StageWatermarks(new int[] {3}, new boolean[] {false}, new int[][] {{}},
+        new boolean[] {false});
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> other.restore(watermarks.snapshot()))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2 inputs");
+  }
+
+  @Test
   void anInputsWatermarkIsTheMinimumOverItsProducers() {
     watermarks.onProducerWatermark(0, 0, 10);
     assertThat(watermarks.inputWatermarkMs(0)).as("producer 1 sent nothing yet").isEqualTo(MIN_WATERMARK_MS);

@@ -67,6 +67,20 @@ public interface StateStorage extends AutoCloseable {
   /** The directory this storage lives in, if it has one. */
   Optional<Path> directory();
 
+  /**
+   * Writes a self-contained copy of the last commit (stores and metadata) into the new directory
+   * {@code target}, from which {@code open} restores exactly that commit; cheap where the backend
+   * can share immutable files (RocksDB hard-links its SST files).
+   *
+   * @throws UnsupportedOperationException if the backend keeps nothing on disk (in-memory)
+   * @throws IllegalStateException if writes are staged since the last commit, or the storage is closed
+   * @throws StateStoreException naming {@code target} if the copy cannot be written
+   */
+  default void checkpointTo(Path target) {
+    throw new UnsupportedOperationException("a " + getClass().getSimpleName() + " keeps nothing on disk and "
+        + "cannot write a checkpoint to " + target);
+  }
+
   /** Whether staged writes survive a crash only after {@link #commit(Map)} (true for RocksDB). */
   boolean isDurable();
 

@@ -24,6 +24,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
+import org.rocksdb.Checkpoint;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
@@ -255,6 +256,30 @@ public final class RocksDbStorage implements StateStorage {
     stagedCount = 0;
     stagedBytes = 0;
     lastCommit = new CommitRecord(sequence, copy);
+  }
+
+  /**
+   * Writes a RocksDB checkpoint of the last commit into {@code target} (which must not exist):
+   * live SST files are hard-linked (immutable, so the link is a copy that costs no bytes while the
+   * working database moves on), the manifest and options are copied, and the memtable is flushed
+   * first, so the target opens as a storage holding exactly the last commit and its metadata.
+   *
+   * @throws IllegalStateException if writes are staged (commit first) or the storage is closed
+   * @throws StateStoreException naming {@code target} and RocksDB's cause (e.g. the disk is full)
+   */
+  @Override
+  public void checkpointTo(Path target) {
+    checkOpen();
+    if (stagedCount > 0) {
+      throw new IllegalStateException("cannot checkpoint " + directory + " with " + stagedCount
+          + " staged writes; commit first");
+    }
+    try (Checkpoint checkpoint = Checkpoint.create(db)) {
+      checkpoint.createCheckpoint(target.toAbsolutePath().toString());
+    } catch (RocksDBException e) {
+      throw new StateStoreException(Reason.IO, target, "cannot write a RocksDB checkpoint of " + directory
+          + " (" + e.getMessage() + ")", e);
+    }
   }
 
   @Override

@@ -55,6 +55,38 @@ class RocksDbStorageTest {
   }
 
   @Test
+  void checkpointTo_keepsTheLastCommit_whileTheWorkingStorageMovesOn() {
+    Path checkpoint = dir.resolveSibling(dir.getFileName() + "-checkpoint");
+    try (RocksDbStorage storage = open()) {
+      storage.store("counts").put(b("a"), b("1"));
+      storage.commit(Map.of("mark", b("7")));
+      storage.checkpointTo(checkpoint);
+      storage.store("counts").put(b("a"), b("2"));
+      storage.commit(Map.of("mark", b("8")));
+    }
+    try (RocksDbStorage restored = RocksDbStorage.open(checkpoint, RocksDbSettings.defaults())) {
+      assertThat(s(restored.store("counts").get(b("a")))).isEqualTo("1");
+      assertThat(s(restored.committedMetadata().get("mark"))).isEqualTo("7");
+    }
+    try (RocksDbStorage working = open()) {
+      assertThat(s(working.store("counts").get(b("a")))).isEqualTo("2");
+    }
+  }
+
+  @Test
+  void checkpointTo_refusesStagedWrites_andAnExistingTarget() throws Exception {
+    Path existing = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-existing"));
+    try (RocksDbStorage storage = open()) {
+      storage.store("counts").put(b("a"), b("1"));
+      assertThatThrownBy(() -> storage.checkpointTo(dir.resolveSibling("never")))
+          .isInstanceOf(IllegalStateException.class).hasMessageContaining("commit first");
+      storage.commit(Map.of());
+      assertThatThrownBy(() -> storage.checkpointTo(existing))
+          .isInstanceOf(StateStoreException.class).hasMessageContaining(existing.toString());
+    }
+  }
+
+  @Test
   void commit_replacesMetadata_andCountsSequence() {
     try (RocksDbStorage storage = open()) {
       assertThat(storage.committedMetadata()).isEmpty();

@@ -1,0 +1,325 @@
+package dev.weir.runner.checkpoint;
+
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.BooleanSupplier;
+import org.apache.beam.sdk.annotations.Internal;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides when a job takes a checkpoint and holds its containers together while it does.
+ *
+ * <h2>Why stop, drain and snapshot, and not aligned barriers</h2>
+ *
+ * A checkpoint must be a consistent cut: no element both inside the checkpoint's state and still in
+ * flight between stages, nor in neither. Flink gets one without stopping, by aligned barriers that
+ * flow through the streams (Carbone et al., "Lightweight Asynchronous Snapshots for Distributed
+ * Dataflows", 2015): each task snapshots when the barrier has arrived on all its inputs. That pays
+ * off when stopping is expensive: many machines, deep queues, large state to upload. Weir's
+ * embedded executor runs every task of a job in one process, its in-process streams hold at most a
+ * few thousand envelopes, and the state snapshot is a RocksDB checkpoint (hard links, milliseconds).
+ * So a checkpoint here is a short pause instead, which needs no barrier envelopes, no alignment
+ * buffers and no change to how any operator handles its input:
+ *
+ * <ol>
+ *   <li><b>Pause</b> ({@link Phase#PAUSING}): when {@code --checkpointingIntervalMs} has passed, the
+ *       containers stop polling source splits and stop firing processing-time timers (both are the
+ *       only things that create new work); everything already in flight goes on.
+ *   <li><b>Drain</b>: each container runs until it is <em>quiet</em>: no envelope left on its
+ *       inputs, its tasks' outboxes empty, no timer firing pending, no bundle open, no element
+ *       pushed back for a side input. It then waits at the coordinator ({@link #arriveQuiet}). When
+ *       every live container waits, nothing can move, and the coordinator checks that every
+ *       in-process stream is empty: then the job is quiescent; if not (a container became quiet
+ *       before its upstream sent its last output), all go on draining and wait again.
+ *   <li><b>Snapshot</b> ({@link Phase#SNAPSHOT}): each container, on its own thread, writes its tasks'
+ *       heap state (source positions, watermarks, processing-time timers, side inputs) into its
+ *       store's commit metadata, commits its store and writes a RocksDB checkpoint of it; the last
+ *       one to finish writes the manifest ({@link CheckpointStore#complete}). Only then are the
+ *       sources' checkpoint marks finalized (each container for its own splits), and the job goes
+ *       on.
+ * </ol>
+ *
+ * The pause costs the time the job needs to drain (one run-loop pass of in-flight work, typically
+ * milliseconds) plus the commit and the RocksDB checkpoint; {@link #pauseStats()} records it. A
+ * job that cannot become quiescent within {@link #pauseTimeoutNs} (e.g. an element waits for a side
+ * input that only the paused sources can complete) skips that checkpoint with a warning and tries
+ * again one interval later.
+ *
+ * <p>Containers whose tasks are all done keep taking part (their state belongs to every later
+ * checkpoint), so a container leaves only when the job ends, fails or is cancelled
+ * ({@link #leave}).
+ *
+ * <h2>Threading</h2>
+ *
+ * {@link #phase()} is a volatile read, called by every container on every run-loop pass; the
+ * rest is guarded by this object's monitor and called by container threads, which block in
+ * {@link #arriveQuiet} and {@link #snapshotDone} while others finish. {@link #pauseStats()} may be
+ * read from any thread.
+ */
+@Internal
+public final class CheckpointCoordinator {
+  private static final Logger LOG = LoggerFactory.getLogger(CheckpointCoordinator.class);
+  private static final long WAIT_SLICE_MS = 5;
+
+  /** What the containers do about checkpoints now. */
+  public enum Phase {
+    /** No checkpoint in progress. */
+    RUNNING,
+    /** Sources paused; containers drain and wait until all are quiet. */
+    PAUSING,
+    /** The job is quiescent; every container writes its part. */
+    SNAPSHOT
+  }
+
+  /** Writes the manifest of a checkpoint whose container parts are all written; returns its size in bytes. */
+  @FunctionalInterface
+  public interface Completer {
+    /**
+     * @param id the checkpoint's id
+     * @return the checkpoint's size in bytes
+     */
+    long complete(long id);
+  }
+
+  private final long intervalNs;
+  private final long pauseTimeoutNs;
+  private final BooleanSupplier streamsEmpty;
+  private final Completer completer;
+  private final boolean[] live;
+  private final boolean[] arrived;
+  private final boolean[] done;
+  private int doneCount;
+  /** Per container: whether it reported its part of the current snapshot. */
+  private final boolean[] reported;
+  private int liveCount;
+  private int arrivedCount;
+  private int snapshotsPending;
+  private Throwable snapshotFailure;
+  /** Incremented whenever a drain round or a snapshot resolves; waiters wake on a change. */
+  private long epoch;
+  private boolean lastRoundQuiescent;
+  private boolean lastSnapshotCompleted;
+  private volatile Phase phase = Phase.RUNNING;
+  private volatile long nextDueNs;
+  private long pauseStartNs;
+  private long checkpointId;
+  /**
+   * Checkpoints completed, skipped, cumulative pause ns, max pause ns, last pause ns, last size bytes,
+   * last completed id; written under the monitor, read from any thread.
+   */
+  private final AtomicLongArray stats = new AtomicLongArray(7);
+
+  /**
+   * @param containers the job's containers, all live at start
+   * @param intervalMs ms between the end of one checkpoint (or skipped attempt) and the next
+   * @param lastCheckpointId the id of the checkpoint the job restored from, 0 if none
+   * @param streamsEmpty whether every in-process stream partition is empty; called only while every
+   *     live container waits, so nothing changes meanwhile
+   * @param completer writes a checkpoint's manifest once all containers wrote their parts
+   */
+  public CheckpointCoordinator(int containers, long intervalMs, long lastCheckpointId, BooleanSupplier streamsEmpty,
+      Completer completer) {
+    this.intervalNs = intervalMs * 1_000_000L;
+    this.pauseTimeoutNs = Math.max(2_000L, intervalMs) * 1_000_000L;
+    this.streamsEmpty = streamsEmpty;
+    this.completer = completer;
+    this.live = new boolean[containers];
+    this.arrived = new boolean[containers];
+    this.done = new boolean[containers];
+    this.reported = new boolean[containers];
+    java.util.Arrays.fill(live, true);
+    this.liveCount = containers;
+    this.checkpointId = lastCheckpointId;
+    this.nextDueNs = System.nanoTime() + intervalNs;
+    stats.set(6, lastCheckpointId);
+  }
+
+  /** The current phase: one volatile read, for every run-loop pass. */
+  public Phase phase() {
+    return phase;
+  }
+
+  /**
+   * Starts a checkpoint if the interval has passed ({@code nowNs}, {@link System#nanoTime()}); in
+   * PAUSING, gives up an attempt that did not become quiescent within the pause timeout.
+   */
+  public void poll(long nowNs) {
+    Phase current = phase;
+    if (current == Phase.RUNNING) {
+      if (nowNs - nextDueNs >= 0) {
+        synchronized (this) {
+          if (phase == Phase.RUNNING && nowNs - nextDueNs >= 0) {
+            pauseStartNs = nowNs;
+            phase = Phase.PAUSING;
+          }
+        }
+      }
+    } else if (current == Phase.PAUSING && nowNs - pauseStartNs > pauseTimeoutNs) {
+      synchronized (this) {
+        if (phase == Phase.PAUSING && nowNs - pauseStartNs > pauseTimeoutNs) {
+          LOG.warn("Checkpoint {} skipped: the job did not become quiescent within {} ms (an element may wait "
+              + "for a side input that only new source data completes); trying again in {} ms", checkpointId + 1,
+              pauseTimeoutNs / 1_000_000L, intervalNs / 1_000_000L);
+          stats.incrementAndGet(1);
+          resolveRound(false);
+          resume(nowNs);
+        }
+      }
+    }
+  }
+
+  /**
+   * Container {@code container} is quiet (see the class comment) and waits until every live
+   * container is, or the attempt is given up, or {@code running} turns false.
+   *
+   * @return the id of the checkpoint to write now (the job is quiescent), or 0: go on draining (or
+   *     running, if the attempt was given up)
+   */
+  public synchronized long arriveQuiet(int container, BooleanSupplier running) throws InterruptedException {
+    if (phase != Phase.PAUSING) {
+      return 0;
+    }
+    long myEpoch = epoch;
+    if (!arrived[container]) {
+      arrived[container] = true;
+      arrivedCount++;
+    }
+    if (arrivedCount >= liveCount) {
+      resolveRound(streamsEmpty.getAsBoolean());
+    }
+    while (epoch == myEpoch && running.getAsBoolean()) {
+      wait(WAIT_SLICE_MS);
+    }
+    if (epoch == myEpoch) { // stopped while waiting
+      arrived[container] = false;
+      arrivedCount--;
+      return 0;
+    }
+    return lastRoundQuiescent ? checkpointId : 0;
+  }
+
+  private void resolveRound(boolean quiescent) {
+    java.util.Arrays.fill(arrived, false);
+    arrivedCount = 0;
+    lastRoundQuiescent = quiescent;
+    if (quiescent) {
+      checkpointId++;
+      snapshotsPending = liveCount;
+      snapshotFailure = null;
+      java.util.Arrays.fill(reported, false);
+      phase = Phase.SNAPSHOT;
+    }
+    epoch++;
+    notifyAll();
+  }
+
+  /**
+   * Container {@code container} wrote its part of checkpoint {@code id} ({@code failure} null) or
+   * failed to; waits until every live container did, the last one completing the checkpoint.
+   *
+   * @return whether the checkpoint completed (the container then finalizes its sources' marks)
+   * @throws RuntimeException the failure of completing the checkpoint (manifest), on the thread that
+   *     completed it; the job fails and the previous checkpoint stays intact
+   */
+  public synchronized boolean snapshotDone(int container, long id, Throwable failure, BooleanSupplier running)
+      throws InterruptedException {
+    if (failure != null && snapshotFailure == null) {
+      snapshotFailure = failure;
+    }
+    long myEpoch = epoch;
+    reported[container] = true;
+    if (--snapshotsPending <= 0) {
+      finishSnapshot(id);
+      return lastSnapshotCompleted;
+    }
+    while (epoch == myEpoch && running.getAsBoolean()) {
+      wait(WAIT_SLICE_MS);
+    }
+    return epoch != myEpoch && lastSnapshotCompleted;
+  }
+
+  private void finishSnapshot(long id) {
+    long now = System.nanoTime();
+    boolean completed = false;
+    try {
+      if (snapshotFailure == null) {
+        long bytes = completer.complete(id);
+        completed = true;
+        long pauseNs = now - pauseStartNs;
+        stats.incrementAndGet(0);
+        stats.addAndGet(2, pauseNs);
+        stats.accumulateAndGet(3, pauseNs, Math::max);
+        stats.set(4, pauseNs);
+        stats.set(5, bytes);
+        stats.set(6, id);
+        LOG.debug("Checkpoint {} complete: {} bytes, pause {} ms", id, bytes, pauseNs / 1_000_000L);
+      }
+    } finally {
+      lastSnapshotCompleted = completed;
+      resume(System.nanoTime());
+      epoch++;
+      notifyAll();
+    }
+  }
+
+  private void resume(long nowNs) {
+    phase = Phase.RUNNING;
+    nextDueNs = nowNs + intervalNs;
+  }
+
+  /**
+   * Container {@code container}'s tasks are all done; it stays (its state belongs to later
+   * checkpoints) until {@link #jobDone()}.
+   */
+  public synchronized void markDone(int container) {
+    if (!done[container]) {
+      done[container] = true;
+      doneCount++;
+    }
+  }
+
+  /** Whether every container's tasks are done: the containers may leave. */
+  public synchronized boolean jobDone() {
+    return doneCount >= live.length;
+  }
+
+  /**
+   * Container {@code container} leaves (the job ended, failed or was cancelled): it no longer holds
+   * a drain round or a snapshot back.
+   */
+  public synchronized void leave(int container) {
+    if (!live[container]) {
+      return;
+    }
+    live[container] = false;
+    liveCount--;
+    if (arrived[container]) {
+      arrived[container] = false;
+      arrivedCount--;
+    }
+    if (phase == Phase.PAUSING && liveCount > 0 && arrivedCount >= liveCount) {
+      resolveRound(false); // a leaving container ends the job: no checkpoint worth taking now
+      resume(System.nanoTime());
+    } else if (phase == Phase.SNAPSHOT && !reported[container]) {
+      reported[container] = true;
+      snapshotFailure = new IllegalStateException("container " + container + " left during checkpoint "
+          + checkpointId);
+      if (--snapshotsPending <= 0) {
+        finishSnapshot(checkpointId);
+      }
+    }
+    notifyAll();
+  }
+
+  /**
+   * Checkpoint statistics: {@code [completed, skipped, totalPauseNs, maxPauseNs, lastPauseNs,
+   * lastSizeBytes, lastCompletedId]}. Any thread.
+   */
+  public long[] pauseStats() {
+    long[] result = new long[stats.length()];
+    for (int i = 0; i < result.length; i++) {
+      result[i] = stats.get(i);
+    }
+    return result;
+  }
+}

@@ -1,0 +1,87 @@
+package dev.weir.runner.checkpoint;
+
+import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.NodeSpec;
+import dev.weir.runner.translation.StagePlan;
+import dev.weir.runner.translation.StreamPlan;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.sdk.annotations.Internal;
+import org.apache.beam.sdk.coders.Coder;
+
+/**
+ * What a checkpoint must agree with to be restored into a job: one line per stage (name,
+ * partitions, inputs), per fused node (kind, PTransform name, consumers), per stream (kind,
+ * producers, partitions, key coder) and the number of containers (each container's storage holds
+ * the state of the tasks assigned to it, under operator prefixes handed out in open order). Two
+ * plans restore into each other exactly when their lines are equal; {@link #firstDifference}
+ * names the first line that is not, for the start-up error.
+ *
+ * <p>Coders are described by {@code toString()} unless that is Java's default identity form
+ * ({@code Class@hash}, different in every JVM), then by class name.
+ *
+ * <p>Threading: immutable.
+ *
+ * @param lines the plan's description, in plan order
+ */
+@Internal
+public record PlanFingerprint(List<String> lines) {
+
+  /** The fingerprint of {@code plan} run on {@code containers} containers. */
+  public static PlanFingerprint of(JobPlan plan, int containers) {
+    List<String> lines = new ArrayList<>();
+    lines.add("containers " + containers);
+    for (StagePlan stage : plan.stages()) {
+      StringBuilder b = new StringBuilder("stage ").append(stage.name()).append(" x ").append(stage.partitions());
+      if (stage.source() != null) {
+        b.append(" source ").append(stage.source().getClass().getSimpleName());
+      }
+      for (StagePlan.Input input : stage.inputs()) {
+        b.append(" reads ").append(input.stream().name()).append(" -> node ").append(input.entryNode());
+      }
+      lines.add(b.toString());
+      for (NodeSpec node : stage.nodes()) {
+        StringBuilder n = new StringBuilder("  node ").append(node.index()).append(' ').append(node.kind())
+            .append(" '").append(node.stepName()).append('\'');
+        for (Map.Entry<?, List<Integer>> e : node.consumers().entrySet()) {
+          n.append(" -> ").append(e.getValue());
+        }
+        lines.add(n.toString());
+      }
+    }
+    for (StreamPlan stream : plan.streams()) {
+      lines.add("stream " + stream.name() + " " + stream.kind() + " " + stream.producers() + " -> "
+          + stream.partitions() + " key coder " + describe(stream.keyCoder()));
+    }
+    return new PlanFingerprint(List.copyOf(lines));
+  }
+
+  /**
+   * The first difference between the plan a checkpoint was written by ({@code this}) and the plan of
+   * the job being started ({@code now}), as a sentence; null if they are equal.
+   */
+  public String firstDifference(PlanFingerprint now) {
+    int n = Math.min(lines.size(), now.lines.size());
+    for (int i = 0; i < n; i++) {
+      if (!lines.get(i).equals(now.lines.get(i))) {
+        return "the checkpoint has '" + lines.get(i).strip() + "' where the job has '" + now.lines.get(i).strip() + "'";
+      }
+    }
+    if (lines.size() > n) {
+      return "the checkpoint has '" + lines.get(n).strip() + "', which the job does not have";
+    }
+    if (now.lines.size() > n) {
+      return "the job has '" + now.lines.get(n).strip() + "', which the checkpoint does not have";
+    }
+    return null;
+  }
+
+  private static String describe(Coder<?> coder) {
+    if (coder == null) {
+      return "none";
+    }
+    String text = coder.toString();
+    return text.matches(".*@[0-9a-f]+$") ? coder.getClass().getName() : text;
+  }
+}

@@ -1,0 +1,227 @@
+package dev.weir.runner.checkpoint;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.WeirRunner;
+import java.io.IOException;
+import java.io.Serializable;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.SerializableCoder;
+import org.apache.beam.sdk.coders.VarLongCoder;
+import org.apache.beam.sdk.io.Read;
+import org.apache.beam.sdk.io.UnboundedSource;
+import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.state.StateSpec;
+import org.apache.beam.sdk.state.StateSpecs;
+import org.apache.beam.sdk.state.ValueState;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.WithKeys;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.TypeDescriptors;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A streaming job with per-key state is cancelled after a checkpoint and started again under the
+ * same name: it resumes from the checkpoint (source mark, state), so every element is counted
+ * exactly once over both runs; a job with another plan is refused naming the difference; and
+ * {@code --restoreMode=NONE} starts fresh.
+ */
+class CheckpointRestorePipelineTest {
+  /** Elements the source may emit now; raised by the test. */
+  static final AtomicLong GATE = new AtomicLong();
+  /** Where the source ends (watermark +infinity); Long.MAX_VALUE: never. */
+  static final AtomicLong END = new AtomicLong(Long.MAX_VALUE);
+  static final AtomicLong SEEN = new AtomicLong();
+  static final Map<Long, Long> COUNTS = new ConcurrentHashMap<>();
+
+  @TempDir Path stateDirectory;
+
+  @Test
+  void aRestartedJobResumesFromItsLastCheckpoint_countingEveryElementOnce() throws Exception {
+    GATE.set(1000);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    COUNTS.clear();
+    PipelineResult first = pipeline("job-a", "LATEST", "count").run();
+    awaitSeen(1000);
+    awaitCheckpoint();
+    first.cancel();
+    assertThat(COUNTS.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(1000);
+
+    GATE.set(2000);
+    END.set(2000);
+    PipelineResult second = pipeline("job-a", "LATEST", "count").run();
+    assertThat(second.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(COUNTS).hasSize(5);
+    assertThat(COUNTS.values()).containsOnly(400L); // 2,000 elements over 5 keys, each once
+  }
+
+  @Test
+  void aJobWithAnotherPlanIsRefused_unlessRestoreModeIsNone() throws Exception {
+    GATE.set(100);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    COUNTS.clear();
+    PipelineResult first = pipeline("job-b", "LATEST", "count").run();
+    awaitSeen(100);
+    awaitCheckpoint();
+    first.cancel();
+
+    assertThatThrownBy(() -> pipeline("job-b", "LATEST", "renamed").run())
+        .hasMessageContaining("renamed")
+        .hasMessageContaining("--restoreMode=NONE");
+
+    GATE.set(100);
+    END.set(100);
+    COUNTS.clear();
+    PipelineResult fresh = pipeline("job-b", "NONE", "renamed").run();
+    assertThat(fresh.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(COUNTS.values()).containsOnly(20L); // started over: 100 elements, 5 keys
+  }
+
+  private void awaitSeen(long n) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (SEEN.get() < n && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertThat(SEEN.get()).isEqualTo(n);
+  }
+
+  /** Waits until two more checkpoints completed after everything was seen (the second one holds it all). */
+  private void awaitCheckpoint() throws Exception {
+    Thread.sleep(600); // checkpoints every 100 ms
+    try (Stream<Path> jobs = Files.list(stateDirectory)) {
+      assertThat(jobs.anyMatch(job -> Files.isDirectory(job.resolve("checkpoints")))).isTrue();
+    }
+  }
+
+  private Pipeline pipeline(String jobName, String restoreMode, String countName) {
+    PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
+        "--jobName=" + jobName, "--stateDirectory=" + stateDirectory, "--stateBackend=ROCKSDB", "--containers=2",
+        "--parallelism=2", "--checkpointingIntervalMs=100", "--restoreMode=" + restoreMode, "--streaming")
+        .as(WeirPipelineOptions.class);
+    Pipeline p = Pipeline.create(options);
+    p.apply(Read.from(new GatedSource()))
+        .apply(WithKeys.of((Long n) -> n % 5).withKeyType(TypeDescriptors.longs()))
+        .apply(countName, ParDo.of(new CountFn()));
+    return p;
+  }
+
+  /** Counts per key in state and records the running count. */
+  static final class CountFn extends DoFn<KV<Long, Long>, Void> {
+    @StateId("count")
+    private final StateSpec<ValueState<Long>> count = StateSpecs.value(VarLongCoder.of());
+
+    @ProcessElement
+    public void process(@Element KV<Long, Long> element, @StateId("count") ValueState<Long> count) {
+      Long old = count.read();
+      long next = (old == null ? 0 : old) + 1;
+      count.write(next);
+      COUNTS.put(element.getKey(), next);
+      SEEN.incrementAndGet();
+    }
+  }
+
+  /** One split of 0, 1, 2, ... up to {@link #GATE} now, ending at {@link #END}; the mark is the next index. */
+  static final class GatedSource extends UnboundedSource<Long, GatedSource.Mark> {
+    record Mark(long next) implements UnboundedSource.CheckpointMark, Serializable {
+      @Override
+      public void finalizeCheckpoint() {}
+    }
+
+    @Override
+    public List<GatedSource> split(int desiredNumSplits, PipelineOptions options) {
+      return List.of(this);
+    }
+
+    @Override
+    public UnboundedReader<Long> createReader(PipelineOptions options, Mark mark) {
+      return new Reader(this, mark == null ? 0 : mark.next());
+    }
+
+    @Override
+    public Coder<Mark> getCheckpointMarkCoder() {
+      return SerializableCoder.of(Mark.class);
+    }
+
+    @Override
+    public Coder<Long> getOutputCoder() {
+      return VarLongCoder.of();
+    }
+
+    static final class Reader extends UnboundedReader<Long> {
+      private final GatedSource source;
+      private long next;
+      private Long current;
+
+      Reader(GatedSource source, long next) {
+        this.source = source;
+        this.next = next;
+      }
+
+      @Override
+      public boolean start() {
+        return advance();
+      }
+
+      @Override
+      public boolean advance() {
+        if (next >= GATE.get() || next >= END.get()) {
+          return false;
+        }
+        current = next++;
+        return true;
+      }
+
+      @Override
+      public Long getCurrent() {
+        if (current == null) {
+          throw new NoSuchElementException();
+        }
+        return current;
+      }
+
+      @Override
+      public Instant getCurrentTimestamp() {
+        return new Instant(getCurrent());
+      }
+
+      @Override
+      public void close() throws IOException {}
+
+      @Override
+      public Instant getWatermark() {
+        return next >= END.get() ? BoundedWindow.TIMESTAMP_MAX_VALUE : new Instant(next);
+      }
+
+      @Override
+      public UnboundedSource.CheckpointMark getCheckpointMark() {
+        return new Mark(next);
+      }
+
+      @Override
+      public UnboundedSource<Long, ?> getCurrentSource() {
+        return source;
+      }
+    }
+  }
+}
