@@ -45,8 +45,9 @@ import org.junit.jupiter.api.Test;
  * <p>Why a pass is not luck: results are written idempotently, so a job that silently started
  * over would also end with the right files; the test therefore also requires that every restart
  * after the first checkpoint logs {@code restored from checkpoint <id>} with ids that never go
- * back, that each split's reader resumes at a position that never goes back, and that the final
- * run resumed past 0. Lost or doubled state shows in the per-key finals and in the tally of
+ * back (and at least {@code KILLS / 4} different ones: a restarted job takes checkpoints too),
+ * that each split's reader resumes at a position that never goes back, and that the final run
+ * resumed past 0. Lost or doubled state shows in the per-key finals and in the tally of
  * window results, which are state too (a window result emitted before a crash but lost from
  * state after it changes the tally). A kill never lands after the job could have finished:
  * the source is paced at {@value #ELEMENTS_PER_SECOND}/s and a segment is killed at the latest
@@ -143,6 +144,7 @@ class CrashRecoveryIT {
     long[] lastStarts = new long[SPLITS];
     StringBuilder restores = new StringBuilder();
     int restoredSegments = 0;
+    java.util.Set<Long> restoredIds = new java.util.TreeSet<>();
     for (int s = 0; s < segmentLines.size(); s++) {
       List<String> lines = segmentLines.get(s);
       long restored = CrashRuns.restoredId(lines);
@@ -153,6 +155,7 @@ class CrashRecoveryIT {
           .append(", readers from ").append(java.util.Arrays.toString(starts));
       if (restored >= 0) {
         restoredSegments++;
+        restoredIds.add(restored);
         assertThat(restored).as("%s: segment %d restored an older checkpoint than segment before it%s", seedNote, s,
             restores).isGreaterThanOrEqualTo(lastRestored);
         lastRestored = restored;
@@ -176,6 +179,8 @@ class CrashRecoveryIT {
         seedNote + ": the final run's readers resumed from a mark" + restores);
     assertThat(restoredSegments).as("%s: runs that restored a checkpoint%s", seedNote, restores)
         .isGreaterThanOrEqualTo(KILLS / 2);
+    assertThat(restoredIds).as("%s: distinct checkpoints restored (restarted jobs take checkpoints too)%s", seedNote,
+        restores).hasSizeGreaterThanOrEqualTo(KILLS / 4);
 
     // and its results are those of the uncrashed run, file for file
     Map<String, String> crashed = CrashablePipeline.read(out);

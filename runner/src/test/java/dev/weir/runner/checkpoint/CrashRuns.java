@@ -24,6 +24,7 @@ final class CrashRuns {
   /** Name of the manifest that makes a checkpoint complete. */
   static final String MANIFEST = "checkpoint.json";
   private static final Pattern RESTORED = Pattern.compile("restored from checkpoint (\\d+)");
+  private static final Pattern NO_CHECKPOINT = Pattern.compile("\\bno checkpoint\\b(?!\\.)");
   private static final Pattern READER = Pattern.compile("^READER split=(\\d+) from=(\\d+)");
 
   private CrashRuns() {}
@@ -102,8 +103,8 @@ final class CrashRuns {
 
   /** Whether the child logged that it started without a checkpoint. */
   static boolean startedWithoutCheckpoint(List<String> lines) {
-    // (the line of Weir before checkpoints, "... takes no checkpoints yet ...", is not that line)
-    return lines.stream().anyMatch(l -> l.contains("no checkpoint") && !l.contains("takes no checkpoints yet"));
+    // not "no checkpoints ..." nor "(no checkpoint.json)" (an incomplete checkpoint skipped)
+    return lines.stream().anyMatch(l -> NO_CHECKPOINT.matcher(l).find());
   }
 
   /** Per split, the index its first reader started from ({@code READER} lines); -1 if none. */
