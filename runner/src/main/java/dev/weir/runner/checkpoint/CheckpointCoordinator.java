@@ -60,6 +60,10 @@ import org.slf4j.LoggerFactory;
 public final class CheckpointCoordinator {
   private static final Logger LOG = LoggerFactory.getLogger(CheckpointCoordinator.class);
   private static final long WAIT_SLICE_MS = 5;
+  /** Pauses kept for {@link #summary()}: enough for hours of checkpoints at 1 s. */
+  private static final int MAX_RECORDED_PAUSES = 100_000;
+  /** Every completed checkpoint's pause, ns, in order (up to {@link #MAX_RECORDED_PAUSES}); under the monitor. */
+  private final java.util.List<Long> pausesNs = new java.util.ArrayList<>();
 
   /** What the containers do about checkpoints now. */
   public enum Phase {
@@ -170,12 +174,15 @@ public final class CheckpointCoordinator {
 
   /**
    * Container {@code container} is quiet (see the class comment) and waits until every live
-   * container is, or the attempt is given up, or {@code running} turns false.
+   * container is, or the attempt is given up, or {@code running} turns false, or input arrives for
+   * it ({@code inputArrived}, asked every few ms: a producer whose outbox waits for room in this
+   * container's inputs could otherwise never become quiet).
    *
    * @return the id of the checkpoint to write now (the job is quiescent), or 0: go on draining (or
    *     running, if the attempt was given up)
    */
-  public synchronized long arriveQuiet(int container, BooleanSupplier running) throws InterruptedException {
+  public synchronized long arriveQuiet(int container, BooleanSupplier running, BooleanSupplier inputArrived)
+      throws InterruptedException {
     if (phase != Phase.PAUSING) {
       return 0;
     }
@@ -187,10 +194,10 @@ public final class CheckpointCoordinator {
     if (arrivedCount >= liveCount) {
       resolveRound(streamsEmpty.getAsBoolean());
     }
-    while (epoch == myEpoch && running.getAsBoolean()) {
+    while (epoch == myEpoch && running.getAsBoolean() && !inputArrived.getAsBoolean()) {
       wait(WAIT_SLICE_MS);
     }
-    if (epoch == myEpoch) { // stopped while waiting
+    if (epoch == myEpoch) { // stopped, or input to drain: no longer quiet
       arrived[container] = false;
       arrivedCount--;
       return 0;
@@ -252,6 +259,9 @@ public final class CheckpointCoordinator {
         stats.set(4, pauseNs);
         stats.set(5, bytes);
         stats.set(6, id);
+        if (pausesNs.size() < MAX_RECORDED_PAUSES) {
+          pausesNs.add(pauseNs);
+        }
         LOG.debug("Checkpoint {} complete: {} bytes, pause {} ms", id, bytes, pauseNs / 1_000_000L);
       }
     } finally {
@@ -309,6 +319,20 @@ public final class CheckpointCoordinator {
       }
     }
     notifyAll();
+  }
+
+  /**
+   * One line for the job's end-of-run log: checkpoints completed and skipped, the median and maximum
+   * pause (ms) and the last checkpoint's size (bytes).
+   */
+  public synchronized String summary() {
+    java.util.List<Long> sorted = new java.util.ArrayList<>(pausesNs);
+    java.util.Collections.sort(sorted);
+    double medianMs = sorted.isEmpty() ? 0 : sorted.size() % 2 == 1 ? sorted.get(sorted.size() / 2) / 1e6
+        : (sorted.get(sorted.size() / 2 - 1) + sorted.get(sorted.size() / 2)) / 2e6;
+    return String.format(java.util.Locale.ROOT, "%d checkpoint(s) completed, %d skipped; pause median %.1f ms, "
+        + "max %.1f ms; last checkpoint %d bytes (id %d)", stats.get(0), stats.get(1), medianMs, stats.get(3) / 1e6,
+        stats.get(5), stats.get(6));
   }
 
   /**

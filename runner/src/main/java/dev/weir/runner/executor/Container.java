@@ -40,8 +40,17 @@ import org.slf4j.LoggerFactory;
  * {@link #runLoopMetrics()} keeps cumulative ns per phase, iterations and utilization, from one
  * {@link System#nanoTime()} per phase boundary per iteration.
  *
- * <p>The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
- * another container's failure), or when a task fails; tasks are closed on this thread either way.
+ * <p>The loop ends when every task is done and its outbox empty (in a job that takes checkpoints:
+ * every task of every container, since a finished container's state belongs to every later
+ * checkpoint), when the job is stopped (cancel or another container's failure), or when a task
+ * fails; tasks are closed on this thread either way.
+ *
+ * <p>Checkpoints ({@link #checkpointPass}, after the commit, when the job takes them): when one is
+ * due, the container stops polling its source partitions and ticks without processing-time
+ * firings, drains what is in flight, finishes open bundles, and once quiet waits for the other
+ * containers at the {@link CheckpointCoordinator}; when the whole job is quiescent it writes its
+ * part (its tasks' positions, watermarks and heap state into its store's commit, then a RocksDB
+ * checkpoint of the store) and, once the checkpoint completed, finalizes its sources' marks.
  *
  * <p>State and commits: the container owns one {@link ContainerState} (storage + object cache)
  * shared by its tasks, opened at the start of {@link #run()} and closed (uncommitted writes
@@ -295,7 +304,7 @@ final class Container implements Runnable {
         return 0;
       }
     }
-    long checkpointId = checkpoints.arriveQuiet(id, () -> running);
+    long checkpointId = checkpoints.arriveQuiet(id, () -> running, this::hasStreamInput);
     if (checkpointId == 0) {
       return 0;
     }
@@ -319,6 +328,16 @@ final class Container implements Runnable {
       }
     }
     return 1;
+  }
+
+  /** Whether an in-process input partition of this container holds envelopes (a lock per partition). */
+  private boolean hasStreamInput() {
+    for (Slot slot : slots) {
+      if (slot.input() instanceof InProcessStream.Partition partition && partition.size() > 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether every task is done with an empty outbox. */

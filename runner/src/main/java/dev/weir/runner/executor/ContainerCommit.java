@@ -17,8 +17,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *
  * <p>What "committed" means here: the bundles finished before the commit point have handed their
  * outputs to the executor's in-process streams (or the task's outbox, which drains in order) and
- * their state is in the container's storage. Nothing is durable across a crash of the JVM yet, so
- * this is the strongest commit the embedded executor has.
+ * their state is in the container's storage. In a job that takes checkpoints, the state commit
+ * waits for the checkpoint ({@code ContainerState#commitIfRequested()} then only bounds the
+ * staged writes), and source marks are finalized when a checkpoint completes, not here; what
+ * survives a crash is the last complete checkpoint ({@code checkpoint.CheckpointCoordinator}).
  *
  * <p>Monitoring: state commits are counted and timed ({@link #commits()}, {@link #commitNs()},
  * {@link #lastCommitNs()}): one {@link System#nanoTime()} per commit point, opaque writes.

@@ -355,6 +355,13 @@ public final class JobExecutor {
       }
     }
     if (allExited) {
+      CheckpointCoordinator c;
+      synchronized (this) {
+        c = checkpoints;
+      }
+      if (c != null) {
+        LOG.info("Weir job {} checkpoints: {}", settings.pipelineOptions().getJobName(), c.summary());
+      }
       JobMonitoring m;
       synchronized (this) {
         m = monitoring;

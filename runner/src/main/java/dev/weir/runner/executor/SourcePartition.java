@@ -38,12 +38,15 @@ import org.slf4j.LoggerFactory;
  * unbounded readers are asked for their watermark when they have no data and every
  * {@value #WATERMARK_EVERY_ELEMENTS} elements, and a watermark envelope is emitted when it advanced.
  *
- * <p>Checkpoint marks (unbounded splits) are held for commit, not encoded per element: the task
- * takes the reader's mark when it finishes a bundle that read elements ({@link #checkpoint()}),
- * and the mark is finalized after the container's next commit at which the task's outbox is
- * empty ({@link #finalizeCheckpoints()}), i.e. once every output before it is in the downstream
- * streams and the state it caused is committed. Marks are not encoded into the commit nor used
- * to resume a reader yet (the job's state directory does not outlive the job).
+ * <p>Checkpoint marks (unbounded splits), in a job without checkpoints, are held for commit, not
+ * encoded per element: the task takes the reader's mark when it finishes a bundle that read
+ * elements ({@link #checkpoint()}), and the mark is finalized after the container's next commit
+ * at which the task's outbox is empty ({@link #finalizeCheckpoints()}). In a job that takes
+ * checkpoints, a split's whole position goes into each checkpoint instead ({@link #position()}: an
+ * unbounded split's mark encoded with the source's mark coder, a bounded split's count of elements
+ * read, whether an impulse fired, and the phase), the mark is finalized when that checkpoint
+ * completed ({@link #checkpointCompleted()}), and a restored job resumes every split from its
+ * position ({@link #restorePosition}).
  *
  * <p>A {@code TestStream} replays its events ({@link TestStreamPartition}): each one only once the
  * job is quiescent, watermark events as source watermarks, processing-time events as advances of
@@ -432,7 +435,8 @@ public abstract class SourcePartition implements InputPartition {
    * <p>Checkpoint marks: {@link #checkpoint()} takes the reader's mark (at most once per bundle
    * that read elements, never per element) and holds it; {@link #finalizeCheckpoints()} finalizes
    * the held marks, oldest first, once the container committed with every output before them out
-   * of the task. Marks are neither encoded nor restored (no resume from a commit in this slice).
+   * of the task. With checkpoints, {@link #position()} encodes the mark instead, and a restored
+   * reader is created from the decoded mark.
    */
   static final class UnboundedPartition extends ReaderPartition<UnboundedSource.UnboundedReader<?>> {
     private final UnboundedSource<?, ?> source;

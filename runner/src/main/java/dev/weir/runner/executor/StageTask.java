@@ -218,6 +218,11 @@ public final class StageTask
       steps[node.index()] = scope.step(tags[node.index()], metricsEnabled && node.writesTo() == null
           ? taskMetrics.containerFor(node.stepName()) : null);
     }
+    byte[] restoredMetrics = restored.get(key("metrics"));
+    if (restoredMetrics != null) {
+      taskMetrics.restore(restoredMetrics);
+      commit.bundleFinished(); // the restored values are committed at the container's first commit
+    }
     opened = true;
     for (NodeSpec node : nodes) {
       Map<TupleTag<?>, Receiver> outputs = new HashMap<>();
@@ -233,7 +238,8 @@ public final class StageTask
       StepScope.Step previous = scope.enter(steps[node.index()]);
       try {
         operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-            steps[node.index()], state, clock, commit.finalizers(), restoredParts(restored, node.index())));
+            steps[node.index()], state, clock, commit.finalizers(), restoredParts(restored, node.index()),
+            checkpointed));
       } finally {
         scope.exit(previous);
       }
@@ -334,6 +340,10 @@ public final class StageTask
    */
   void snapshot(Map<String, byte[]> metadata) {
     metadata.put(key("watermarks"), watermarks.snapshot());
+    byte[] metrics = taskMetrics.snapshot();
+    if (metrics != null) {
+      metadata.put(key("metrics"), metrics);
+    }
     for (int i = 0; i < inputs.length; i++) {
       if (inputs[i].partition instanceof SourcePartition source) {
         metadata.put(key("input/" + i), source.position());
@@ -356,12 +366,27 @@ public final class StageTask
     }
   }
 
-  /** The checkpoint the task last wrote its part of is complete: finalize its sources' marks. */
+  /**
+   * The checkpoint the task last wrote its part of is complete: finalize its sources' marks and
+   * tell the operators ({@link Operator#checkpointCompleted()}); a bundle that opens (input held
+   * for a {@code @RequiresStableInput} DoFn) is finished in one watermark pass.
+   */
   void checkpointCompleted() {
     for (TaskInput input : inputs) {
       if (input.partition instanceof SourcePartition source) {
         source.checkpointCompleted();
       }
+    }
+    for (int i = 0; i < operators.length; i++) {
+      StepScope.Step previous = scope.enter(steps[i]);
+      try {
+        operators[i].checkpointCompleted();
+      } finally {
+        scope.exit(previous);
+      }
+    }
+    if (anyInBundle()) {
+      settle(propagateWatermarks(true));
     }
   }
 

@@ -1,5 +1,10 @@
 package dev.weir.runner.metrics;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -16,6 +21,7 @@ import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
 import org.apache.beam.runners.core.metrics.StringSetData;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.metrics.MetricKey;
+import org.apache.beam.sdk.metrics.MetricName;
 import org.apache.beam.sdk.metrics.MetricResult;
 import org.apache.beam.sdk.metrics.MetricResults;
 
@@ -119,6 +125,111 @@ public final class StepMetrics {
       for (int i = 0; i < own.size(); i++) { // indexed: no iterator per bundle
         own.get(i).stage();
       }
+    }
+
+    /**
+     * The values of this task's steps for a checkpoint (taken with no bundle open, so they are the
+     * committed ones): per step its name, then its counters, distributions, gauges and string sets,
+     * each as namespace, name and value; null if no step has any.
+     *
+     * @throws IllegalStateException if the bytes cannot be written
+     */
+    public byte[] snapshot() {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      int written = 0;
+      try (DataOutputStream out = new DataOutputStream(bytes)) {
+        out.writeInt(own.size());
+        for (Entry entry : own) {
+          MetricUpdates values = entry.attempted.getCumulative();
+          out.writeUTF(entry.stepName);
+          written += writeAll(out, values.counterUpdates(), (o, v) -> o.writeLong(v));
+          written += writeAll(out, values.distributionUpdates(), (o, d) -> {
+            o.writeLong(d.sum());
+            o.writeLong(d.count());
+            o.writeLong(d.min());
+            o.writeLong(d.max());
+          });
+          written += writeAll(out, values.gaugeUpdates(), (o, g) -> o.writeLong(g.value()));
+          written += writeAll(out, values.stringSetUpdates(), (o, set) -> {
+            o.writeInt(set.stringSet().size());
+            for (String value : set.stringSet()) {
+              o.writeUTF(value);
+            }
+          });
+        }
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot write metrics into a checkpoint", e);
+      }
+      return written == 0 ? null : bytes.toByteArray();
+    }
+
+    /**
+     * Adds the values of a {@link #snapshot()} to this task's steps (at restore, after their
+     * containers were created): the restored job's metrics go on from the checkpoint's, as
+     * attempted and, from the container's next commit, as committed values (a gauge takes the
+     * checkpoint's value). Steps the snapshot names that this task lacks are ignored (the plan
+     * fingerprint guarantees the same steps).
+     *
+     * @throws IllegalStateException if the bytes cannot be read
+     */
+    public void restore(byte[] snapshot) {
+      try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(snapshot))) {
+        int steps = in.readInt();
+        for (int s = 0; s < steps; s++) {
+          String stepName = in.readUTF();
+          MetricsContainerImpl target = new MetricsContainerImpl(stepName);
+          for (Entry entry : own) {
+            if (entry.stepName.equals(stepName)) {
+              target = entry.attempted;
+              break;
+            }
+          }
+          MetricsContainerImpl container = target;
+          readAll(in, (i, name) -> container.getCounter(name).inc(i.readLong()));
+          readAll(in, (i, name) -> container.getDistribution(name).update(i.readLong(), i.readLong(), i.readLong(),
+              i.readLong()));
+          readAll(in, (i, name) -> container.getGauge(name).set(i.readLong()));
+          readAll(in, (i, name) -> {
+            int n = i.readInt();
+            for (int k = 0; k < n; k++) {
+              container.getStringSet(name).add(i.readUTF());
+            }
+          });
+        }
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot restore metrics from the checkpoint (" + e + ")", e);
+      }
+      bundleFinished();
+    }
+  }
+
+  /** Writes one value. */
+  private interface ValueWriter<T> {
+    void write(DataOutputStream out, T value) throws IOException;
+  }
+
+  /** Reads one value of metric {@code name} into its cell. */
+  private interface ValueReader {
+    void read(DataInputStream in, MetricName name) throws IOException;
+  }
+
+  private static <T> int writeAll(DataOutputStream out, Iterable<MetricUpdates.MetricUpdate<T>> updates,
+      ValueWriter<T> writer) throws IOException {
+    List<MetricUpdates.MetricUpdate<T>> all = new ArrayList<>();
+    updates.forEach(all::add);
+    out.writeInt(all.size());
+    for (MetricUpdates.MetricUpdate<T> update : all) {
+      out.writeUTF(update.getKey().metricName().getNamespace());
+      out.writeUTF(update.getKey().metricName().getName());
+      writer.write(out, update.getUpdate());
+    }
+    return all.size();
+  }
+
+  private static void readAll(DataInputStream in, ValueReader reader) throws IOException {
+    int n = in.readInt();
+    for (int i = 0; i < n; i++) {
+      reader.read(in, MetricName.named(in.readUTF(), in.readUTF()));
     }
   }
 

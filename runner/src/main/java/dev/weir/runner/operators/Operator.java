@@ -113,6 +113,14 @@ public interface Operator extends Receiver {
    */
   default void snapshot(OperatorSnapshot out) {}
 
+  /**
+   * The checkpoint this operator last wrote its {@link #snapshot} into is complete (durable): what
+   * waited for it may go on (e.g. input held for a {@code @RequiresStableInput} DoFn). Called on
+   * the container thread right after completion, outside any bundle; output is allowed (the task
+   * finishes the bundle it opens). Default: nothing.
+   */
+  default void checkpointCompleted() {}
+
   /** Ends the open bundle, if any (DoFn {@code @FinishBundle}). */
   default void finishBundle() {}
 

@@ -26,6 +26,8 @@ import org.apache.beam.sdk.values.TupleTag;
  * @param finalizers the container's bundle finalization (see {@link #newFinalizer()})
  * @param restored the heap-only state this operator instance wrote into the checkpoint the job
  *     restored from ({@link Operator#snapshot}); {@link OperatorSnapshot#EMPTY} on a fresh start
+ * @param checkpointed whether the job takes checkpoints ({@link Operator#checkpointCompleted()} is
+ *     then called after each one)
  */
 @Internal
 public record OperatorContext(
@@ -37,12 +39,13 @@ public record OperatorContext(
     ContainerState state,
     JobClock clock,
     BundleFinalizers finalizers,
-    OperatorSnapshot restored) {
+    OperatorSnapshot restored,
+    boolean checkpointed) {
 
   /** A context on a fresh start (nothing restored). */
   public OperatorContext(PipelineOptions options, String stepName, int partition, Map<TupleTag<?>, Receiver> outputs,
       StepRunner step, ContainerState state, JobClock clock, BundleFinalizers finalizers) {
-    this(options, stepName, partition, outputs, step, state, clock, finalizers, OperatorSnapshot.EMPTY);
+    this(options, stepName, partition, outputs, step, state, clock, finalizers, OperatorSnapshot.EMPTY, false);
   }
 
   /**

@@ -27,7 +27,8 @@ import org.joda.time.Instant;
  * timers), so that millions of pending event-time timers (one garbage-collection timer per live
  * key and window is the common case) are store entries, not heap objects; a fired timer's key is
  * found again from its encoded bytes through the operator's key resolver. Processing-time and
- * synchronized-processing-time timers are few and short-lived: they stay on the heap, one ordered
+ * synchronized-processing-time timers are few and short-lived: they stay on the heap (and go into
+ * checkpoints through {@link #snapshotProcessingTimers}), one ordered
  * set of entries by (timestamp, insertion sequence) with a hash index by (encoded key,
  * namespace, timer id, family) so that setting a timer again replaces it. A timer id is unique
  * per (key, namespace, id, family) across domains: setting it in one domain removes it from the
@@ -47,7 +48,8 @@ import org.joda.time.Instant;
  *
  * <p>Resume mode ({@link #forResumes}): the timers of a splittable DoFn's {@code ProcessFn}, which
  * only sets processing-time timers to resume checkpointed restrictions. No event-time index is
- * opened (resumes stay on the heap and do not survive a restart, like the operator's holds), an
+ * opened (resumes stay on the heap; a checkpoint encodes them with the other processing-time
+ * timers, {@link #snapshotProcessingTimers}), an
  * event-time timer is rejected, and a resume is due when the clock has reached its time
  * ({@link #pollDueResume}: at, not strictly after), so a resume without delay is due at once.
  *

@@ -1,6 +1,8 @@
 package dev.weir.runner.translation;
 
+import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.ParDoOperator;
+import dev.weir.runner.operators.StableInputOperator;
 import java.util.List;
 import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -39,17 +41,28 @@ final class ParDoTranslator implements TransformTranslator {
       return;
     }
     if (parts.views().isEmpty()) {
-      NodeSpec spec = context.fuse(from, node.getFullName(), "ParDo", () -> new ParDoOperator(parts.fn(),
-          parts.mainTag(), parts.additionalTags(), parts.inputCoder(), parts.outputCoders(), parts.windowing(),
-          parts.schema(), parts.sideInputMapping(), List.of()));
+      NodeSpec spec = context.fuse(from, node.getFullName(), "ParDo", () -> stable(signature, parts,
+          new ParDoOperator(parts.fn(), parts.mainTag(), parts.additionalTags(), parts.inputCoder(),
+              parts.outputCoders(), parts.windowing(), parts.schema(), parts.sideInputMapping(), List.of())));
       context.registerOutputs(node, from.stage(), spec);
       return;
     }
     TranslationContext.Cut cut = context.cutForward(from, node);
-    NodeSpec spec = cut.enter(node.getFullName(), "ParDo+SideInputs", () -> new ParDoOperator(parts.fn(),
-        parts.mainTag(), parts.additionalTags(), parts.inputCoder(), parts.outputCoders(), parts.windowing(),
-        parts.schema(), parts.sideInputMapping(), parts.views()));
+    NodeSpec spec = cut.enter(node.getFullName(), "ParDo+SideInputs", () -> stable(signature, parts,
+        new ParDoOperator(parts.fn(), parts.mainTag(), parts.additionalTags(), parts.inputCoder(),
+            parts.outputCoders(), parts.windowing(), parts.schema(), parts.sideInputMapping(), parts.views())));
     context.broadcastViews(node, cut.stage(), spec, parts.views());
     context.registerOutputs(node, cut.stage(), spec);
+  }
+
+  /**
+   * The DoFn's operator, wrapped in a {@link StableInputOperator} if its {@code @ProcessElement} is
+   * {@code @RequiresStableInput} (its input is then held until a checkpoint containing it completed).
+   */
+  static Operator stable(DoFnSignature signature, ParDoParts parts, Operator operator) {
+    if (!signature.processElement().requiresStableInput()) {
+      return operator;
+    }
+    return new StableInputOperator(operator, parts.inputCoder(), parts.windowing().getWindowFn().windowCoder());
   }
 }

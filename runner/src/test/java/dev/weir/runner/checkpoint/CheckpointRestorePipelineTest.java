@@ -51,6 +51,7 @@ class CheckpointRestorePipelineTest {
   /** Where the source ends (watermark +infinity); Long.MAX_VALUE: never. */
   static final AtomicLong END = new AtomicLong(Long.MAX_VALUE);
   static final AtomicLong SEEN = new AtomicLong();
+  static final AtomicLong STABLE_SEEN = new AtomicLong();
   static final Map<Long, Long> COUNTS = new ConcurrentHashMap<>();
 
   @TempDir Path stateDirectory;
@@ -73,6 +74,13 @@ class CheckpointRestorePipelineTest {
     assertThat(second.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
     assertThat(COUNTS).hasSize(5);
     assertThat(COUNTS.values()).containsOnly(400L); // 2,000 elements over 5 keys, each once
+    org.apache.beam.sdk.metrics.MetricQueryResults metrics = second.metrics().queryMetrics(
+        org.apache.beam.sdk.metrics.MetricsFilter.builder().addNameFilter(
+            org.apache.beam.sdk.metrics.MetricNameFilter.named(CheckpointRestorePipelineTest.class, "counted")).build());
+    assertThat(metrics.getCounters()).singleElement().satisfies(counter -> {
+      assertThat(counter.getAttempted()).as("the checkpoint's count goes on").isEqualTo(2000L);
+      assertThat(counter.getCommitted()).isEqualTo(2000L);
+    });
   }
 
   @Test
@@ -96,6 +104,66 @@ class CheckpointRestorePipelineTest {
     PipelineResult fresh = pipeline("job-b", "NONE", "renamed").run();
     assertThat(fresh.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
     assertThat(COUNTS.values()).containsOnly(20L); // started over: 100 elements, 5 keys
+  }
+
+  @Test
+  void aRequiresStableInputDoFnSeesItsInputOnlyOnceACheckpointHoldingItCompleted() throws Exception {
+    GATE.set(100);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    STABLE_SEEN.set(0);
+    COUNTS.clear();
+    PipelineResult rare = stablePipeline("job-c", 3_600_000L).run(); // no checkpoint during the test
+    awaitSeen(100);
+    Thread.sleep(500);
+    assertThat(STABLE_SEEN.get()).as("held until a checkpoint contains it").isZero();
+    rare.cancel();
+
+    SEEN.set(0);
+    END.set(100);
+    PipelineResult frequent = stablePipeline("job-d", 100L).run();
+    assertThat(frequent.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(STABLE_SEEN.get()).isEqualTo(100);
+  }
+
+  private Pipeline stablePipeline(String jobName, long intervalMs) {
+    PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
+        "--jobName=" + jobName, "--stateDirectory=" + stateDirectory, "--stateBackend=ROCKSDB",
+        "--checkpointingIntervalMs=" + intervalMs, "--streaming").as(WeirPipelineOptions.class);
+    Pipeline p = Pipeline.create(options);
+    org.apache.beam.sdk.values.PCollection<KV<Long, Long>> keyed = p.apply(Read.from(new GatedSource()))
+        .apply(WithKeys.of((Long n) -> n % 5).withKeyType(TypeDescriptors.longs()));
+    keyed.apply("count", ParDo.of(new CountFn()));
+    keyed.apply("stable", ParDo.of(new StableFn()));
+    return p;
+  }
+
+  /** Counts what it is given; its input must be stable. */
+  static final class StableFn extends DoFn<KV<Long, Long>, Void> {
+    @RequiresStableInput
+    @ProcessElement
+    public void process(@Element KV<Long, Long> element) {
+      STABLE_SEEN.incrementAndGet();
+    }
+  }
+
+  @Test
+  void aCheckpointThatCannotBeWritten_failsTheJobNamingThePath() throws Exception {
+    GATE.set(100);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    COUNTS.clear();
+    PipelineResult job = pipeline("job-e", "LATEST", "count").run();
+    awaitSeen(100);
+    awaitCheckpoint();
+    Path checkpoints = stateDirectory.resolve("job-e").resolve("checkpoints");
+    try (Stream<Path> files = Files.walk(checkpoints)) {
+      files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
+    Files.writeString(checkpoints, "not a directory"); // every later checkpoint fails (ENOTDIR)
+    assertThatThrownBy(() -> job.waitUntilFinish(Duration.standardMinutes(1)))
+        .hasStackTraceContaining(checkpoints.toString());
+    assertThat(job.getState()).isEqualTo(PipelineResult.State.FAILED);
   }
 
   private void awaitSeen(long n) throws InterruptedException {
@@ -128,6 +196,9 @@ class CheckpointRestorePipelineTest {
 
   /** Counts per key in state and records the running count. */
   static final class CountFn extends DoFn<KV<Long, Long>, Void> {
+    private final org.apache.beam.sdk.metrics.Counter COUNTED =
+        org.apache.beam.sdk.metrics.Metrics.counter(CheckpointRestorePipelineTest.class, "counted");
+
     @StateId("count")
     private final StateSpec<ValueState<Long>> count = StateSpecs.value(VarLongCoder.of());
 
@@ -138,6 +209,7 @@ class CheckpointRestorePipelineTest {
       count.write(next);
       COUNTS.put(element.getKey(), next);
       SEEN.incrementAndGet();
+      COUNTED.inc();
     }
   }
 

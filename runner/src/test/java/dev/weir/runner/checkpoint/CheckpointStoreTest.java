@@ -117,6 +117,18 @@ class CheckpointStoreTest {
   }
 
   @Test
+  void aManifestThatCannotBeWritten_failsNamingThePath_andLeavesThePreviousCheckpointIntact() throws IOException {
+    write(1, "one");
+    store.prepare(2);
+    Files.createDirectories(store.containerDirectory(2, 0));
+    Files.createDirectories(store.directory(2).resolve(CheckpointStore.MANIFEST + ".tmp")); // EISDIR on write
+    assertThatThrownBy(() -> store.complete(2, PLAN, 1))
+        .isInstanceOf(java.io.UncheckedIOException.class)
+        .hasMessageContaining(store.directory(2).toString());
+    assertThat(store.restoreLatest(PLAN, this::working).manifest().id()).isEqualTo(1);
+  }
+
+  @Test
   void firstDifference_namesLinesOnlyOneSideHas() {
     PlanFingerprint longer = new PlanFingerprint(List.of("containers 1", "stage a x 2", "stage b x 1"));
     assertThat(PLAN.firstDifference(PLAN)).isNull();

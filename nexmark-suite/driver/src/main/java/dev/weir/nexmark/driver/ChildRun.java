@@ -140,6 +140,18 @@ public final class ChildRun {
     return cmd;
   }
 
+  /** Deletes a run's scratch state directory, if any; a failure only leaves files behind. */
+  private static void deleteScratch(Path dir) {
+    if (!Files.isDirectory(dir)) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+    } catch (IOException | java.io.UncheckedIOException e) {
+      // leave it: the run's result does not depend on it
+    }
+  }
+
   /** Runs the spec to completion or timeout; never throws for a failed run. */
   public RunRecord run(RunSpec spec, Path runDir) {
     RunRecord r = new RunRecord();
@@ -192,6 +204,10 @@ public final class ChildRun {
       killTree(p);
     }
     r.wallSec = (System.nanoTime() - t0) / 1e9;
+    // The runners' state (Weir's RocksDB stores and checkpoints, Flink's RocksDB) is scratch once
+    // the child is gone; a cancelled streaming job keeps it, and a sweep would fill the disk.
+    deleteScratch(runDir.resolve("weir-state"));
+    deleteScratch(runDir.resolve("flink-state"));
     readFacts(r, runDir.resolve("harness.json"));
     JsonNode perf = readPerf(runDir.resolve("perf.json"));
     if (perf != null) {
