@@ -60,9 +60,9 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Runtime, measured on the 2-core build machine while other builds ran (load average about 10):
  * 128 s with {@value #COUNT} elements (main at d61a95c plus a local, uncommitted fix of the
- * post-restore checkpoint stall that kept restarted jobs from checkpointing; 12 distinct
- * checkpoints restored, 8 kills left a checkpoint without its manifest); 146-206 s while that
- * stall made every restart resume from the same early checkpoint. Most of it is 21 JVM starts
+ * post-restore checkpoint stall that kept restarted jobs from checkpointing; 11 distinct
+ * checkpoints restored, 8 kills left a checkpoint without its manifest); with 200,000 elements,
+ * 146-206 s while that stall made every restart resume from the same early checkpoint. Most of it is 21 JVM starts
  * (1.5-4 s each under that load) and the final run's remainder of the paced input.
  */
 class CrashRecoveryIT {
