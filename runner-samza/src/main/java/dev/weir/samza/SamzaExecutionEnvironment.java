@@ -107,16 +107,15 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
         admin.stop();
         throw e;
       }
-      Path stateDirectory = settings.stateBackend() == StateBackend.ROCKSDB
-          ? settings.stateDirectory().resolve("samza-" + config.jobName() + "-" + config.runId()) : null;
-      SamzaStageTaskFactory tasks = new SamzaStageTaskFactory(plan, settings, metrics, config.topics(), stateDirectory);
+      Path taskState = settings.stateBackend() == StateBackend.ROCKSDB ? config.runDirectory().resolve("weir") : null;
+      SamzaStageTaskFactory tasks = new SamzaStageTaskFactory(plan, settings, metrics, config.topics(), taskState);
       SamzaTaskApplication app = new SamzaTaskApplication(plan, jobId, config.topics(), tasks);
       LOG.info("Weir job {} on Samza (SAMZA_LOCAL, run {}): {} stage(s), {} task(s), topics {}; Samza config:\n{}",
           config.jobName(), config.runId(), plan.stages().size(), plan.taskCount(), config.topics().values(),
           config.config().entrySet().stream().map(e -> "  " + e.getKey() + "=" + e.getValue())
               .collect(Collectors.joining("\n")));
       LocalApplicationRunner runner = new LocalApplicationRunner(app, new MapConfig(config.config()));
-      Job job = new Job(runner, binding, admin, config, stateDirectory, metrics);
+      Job job = new Job(runner, binding, admin, config, config.runDirectory(), metrics);
       runner.run((ExternalContext) null);
       job.watch();
       return WeirPipelineResult.of(job);

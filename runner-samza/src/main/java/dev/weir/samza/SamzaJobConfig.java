@@ -54,6 +54,7 @@ final class SamzaJobConfig {
   private final Map<String, String> config;
   private final short replication;
   private final boolean deleteTopics;
+  private final java.nio.file.Path runDirectory;
 
   /**
    * @param jobId the id under which the job's sources are bound in this JVM ({@link WeirJobs})
@@ -73,6 +74,7 @@ final class SamzaJobConfig {
     this.replication = (short) positive(user, USER_REPLICATION, "1", Short.MAX_VALUE);
     long timeoutMs = positive(user, USER_TIMEOUT_MS, Long.toString(KafkaSettings.DEFAULT_TIMEOUT_MS), Long.MAX_VALUE);
     this.deleteTopics = !"false".equalsIgnoreCase(user.getOrDefault(USER_DELETE_TOPICS, "true").trim());
+    this.runDirectory = settings.stateDirectory().resolve("samza-" + jobName + "-" + runId).toAbsolutePath();
     String prefix = sanitize(user.getOrDefault(USER_TOPIC_PREFIX, "weir"));
     for (StreamPlan stream : plan.streams()) {
       topics.put(stream.name(), prefix + "." + jobName + "." + runId + "." + stream.name());
@@ -85,6 +87,10 @@ final class SamzaJobConfig {
     c.put("task.name.grouper.factory", "org.apache.samza.container.grouper.task.SingleContainerGrouperFactory");
     c.put("job.systemstreampartition.grouper.factory", WeirStreamGrouperFactory.class.getName());
     c.put("task.window.ms", Integer.toString(TICK_MS));
+    // Samza's own store directories (Weir keeps no state in Samza stores yet): under the run's
+    // directory rather than the working directory, unless the user chose them
+    c.putIfAbsent("job.logged.store.base.dir", runDirectory.resolve("samza-logged-stores").toString());
+    c.putIfAbsent("job.non-logged.store.base.dir", runDirectory.resolve("samza-stores").toString());
     String source = "systems." + WeirTaskApplication.SOURCE_SYSTEM + ".";
     c.put(source + "samza.factory", WeirTaskApplication.SOURCE_SYSTEM_FACTORY);
     c.put(source + WeirJobs.JOB_ID_CONFIG, jobId);
@@ -127,6 +133,14 @@ final class SamzaJobConfig {
   /** This run's id, part of every topic name. */
   String runId() {
     return runId;
+  }
+
+  /**
+   * The run's own directory under {@code --stateDirectory} ({@code samza-<job>-<run>}): Weir's task
+   * state (RocksDB backend) and Samza's store directories; deleted when the run ends.
+   */
+  java.nio.file.Path runDirectory() {
+    return runDirectory;
   }
 
   /** Replication factor of the run's topics. */

@@ -21,11 +21,14 @@ import org.apache.samza.task.TaskFactory;
  * intermediate streams on Weir's Kafka system. Declared, in plan order: each source stage's input
  * stream ({@link JobPlan#sourceStreamName}, on {@value WeirTaskApplication#SOURCE_SYSTEM}, bounded
  * for a bounded source; no serde: the splits are read in this JVM); each intermediate stream as an
- * input ({@code <stream>-in}) and an output ({@code <stream>-out}) with the same physical topic,
- * serde {@link WeirMessageSerde} for messages and none for keys (a shuffle's key bytes go as they
- * are). Two stream ids per topic keep samza-core's planner from treating it as one of its own
- * intermediate streams, whose partition count it would choose itself: Weir creates the topics,
- * with the consuming stage's partitions.
+ * input only (stream id = the stream's name, physical name = its topic), with serde
+ * {@link WeirMessageSerde} for messages and none for keys (a shuffle's key bytes go as they are).
+ * Tasks write to the topics through samza-core's collector all the same; samza-core keys serdes by
+ * system stream, so the input's serde encodes what they write. Declaring the topics as outputs too
+ * would make them samza-core intermediate streams: its planner would choose their partition counts
+ * (Weir creates the topics with the consuming stage's partitions) and its container would wrap the
+ * serde in its own {@code IntermediateMessageSerde}, which re-encodes every watermark and
+ * end-of-stream message as its own JSON and drops Weir's producer index.
  *
  * <p>Threading: built and described on the submitting thread; immutable afterwards.
  */
@@ -66,8 +69,7 @@ final class SamzaTaskApplication implements TaskApplication {
       KVSerde<Object, Object> serde = KVSerde.of(new NoOpSerde<>(), new WeirMessageSerde(stream.name(),
           stream.elementCoder()));
       String topic = topics.get(stream.name());
-      app.withInputStream(kafka.getInputDescriptor(stream.name() + "-in", serde).withPhysicalName(topic));
-      app.withOutputStream(kafka.getOutputDescriptor(stream.name() + "-out", serde).withPhysicalName(topic));
+      app.withInputStream(kafka.getInputDescriptor(stream.name(), serde).withPhysicalName(topic));
     }
     app.withTaskFactory(taskFactory);
   }
