@@ -32,6 +32,13 @@ record KafkaSettings(String bootstrapServers, long timeoutMs, Map<String, String
   static final String TIMEOUT_MS = "timeout.ms";
   /** Prefix (under the system) of extra Kafka client settings. */
   static final String CLIENT_PREFIX = "client.";
+  /**
+   * Largest record Weir's topics take, bytes (64 MiB; Kafka's default is 1 MB): a shuffled element
+   * carries its key twice (record key, and inside the value). Set as the producer's
+   * {@code max.request.size} and the topics' {@code max.message.bytes}; a broker still refuses
+   * requests above its {@code socket.request.max.bytes} (100 MB by default).
+   */
+  static final int MAX_MESSAGE_BYTES = 64 << 20;
   /** Default client time-out: well inside the 60 s a user waits for an unreachable broker. */
   static final long DEFAULT_TIMEOUT_MS = 30_000L;
 
@@ -78,6 +85,8 @@ record KafkaSettings(String bootstrapServers, long timeoutMs, Map<String, String
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true"); // no reordering or duplicates on retry
     p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+    p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(MAX_MESSAGE_BYTES));
+    p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(2L * MAX_MESSAGE_BYTES));
     p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(timeoutMs));
     p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(Math.max(timeoutMs, 1_000L) + 5_000L));
     p.putAll(client);

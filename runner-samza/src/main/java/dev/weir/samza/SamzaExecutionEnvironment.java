@@ -103,6 +103,7 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       }
       try {
         admin.createTopics(partitions, config.replication());
+        admin.awaitTopics(partitions);
       } catch (RuntimeException e) {
         admin.stop();
         throw e;

@@ -89,6 +89,7 @@ final class SamzaJobConfig {
     c.put("task.window.ms", Integer.toString(TICK_MS));
     // Samza's own store directories (Weir keeps no state in Samza stores yet): under the run's
     // directory rather than the working directory, unless the user chose them
+    c.putIfAbsent("job.jmx.enabled", "false"); // Weir registers its own MBeans; a JMX server per run costs ~1 s
     c.putIfAbsent("job.logged.store.base.dir", runDirectory.resolve("samza-logged-stores").toString());
     c.putIfAbsent("job.non-logged.store.base.dir", runDirectory.resolve("samza-stores").toString());
     String source = "systems." + WeirTaskApplication.SOURCE_SYSTEM + ".";

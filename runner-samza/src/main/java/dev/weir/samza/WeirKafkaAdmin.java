@@ -119,21 +119,28 @@ final class WeirKafkaAdmin implements SystemAdmin {
     return Long.compare(Long.parseLong(offset1), Long.parseLong(offset2));
   }
 
-  /** Creates the topic with the spec's partition count (replication: {@code 1}); false if it exists. */
+  /**
+   * Creates the topic with the spec's partition count (replication: {@code 1}, records up to
+   * {@link KafkaSettings#MAX_MESSAGE_BYTES}); false if it exists.
+   */
   @Override
   public boolean createStream(StreamSpec spec) {
     return createTopics(Map.of(spec.getPhysicalName(), spec.getPartitionCount()), (short) 1).contains(spec.getPhysicalName());
   }
 
   /**
-   * Creates topics (name to partition count) that do not exist yet.
+   * Creates topics (name to partition count) that do not exist yet, taking records up to
+   * {@link KafkaSettings#MAX_MESSAGE_BYTES}.
    *
    * @return the topics created (the others existed)
    * @throws IllegalStateException naming the broker if Kafka does not answer in time or refuses
    */
   List<String> createTopics(Map<String, Integer> partitions, short replication) {
     List<NewTopic> topics = new ArrayList<>();
-    partitions.forEach((name, count) -> topics.add(new NewTopic(name, count, replication)));
+    partitions.forEach((name, count) -> topics.add(new NewTopic(name, count, replication)
+        .configs(Map.of("max.message.bytes", Integer.toString(KafkaSettings.MAX_MESSAGE_BYTES),
+            // a log segment must hold the largest batch; brokers set up for tests often use small ones
+            "segment.bytes", Integer.toString(2 * KafkaSettings.MAX_MESSAGE_BYTES)))));
     var result = admin().createTopics(topics);
     List<String> created = new ArrayList<>();
     for (var e : result.values().entrySet()) {
@@ -147,6 +154,57 @@ final class WeirKafkaAdmin implements SystemAdmin {
       }
     }
     return created;
+  }
+
+  /**
+   * Waits until the broker describes every topic with its partition count: a topic just created
+   * may be unknown to the broker's metadata for a moment, and samza-core reads it at once.
+   *
+   * @throws IllegalStateException naming the broker and the topics missing after the time-out
+   */
+  void awaitTopics(Map<String, Integer> partitions) {
+    long deadlineNs = System.nanoTime() + settings.timeoutMs() * 1_000_000L;
+    Map<String, Integer> missing = new HashMap<>(partitions);
+    while (true) {
+      try {
+        Map<String, org.apache.kafka.common.KafkaFuture<TopicDescription>> described =
+            admin().describeTopics(missing.keySet()).topicNameValues();
+        for (var e : described.entrySet()) {
+          try {
+            TopicDescription d = e.getValue().get(settings.timeoutMs(), TimeUnit.MILLISECONDS);
+            if (d.partitions().size() == missing.get(e.getKey())) {
+              missing.remove(e.getKey());
+            }
+          } catch (ExecutionException notYet) {
+            if (!(notYet.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)) {
+              throw new IllegalStateException("Kafka at " + settings.bootstrapServers() + " (system " + system
+                  + ") failed to describe topic " + e.getKey() + ": " + notYet.getCause(), notYet.getCause());
+            }
+          }
+        }
+      } catch (TimeoutException e) {
+        // retried until the deadline
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for topics on Kafka at "
+            + settings.bootstrapServers(), e);
+      }
+      if (missing.isEmpty()) {
+        return;
+      }
+      if (System.nanoTime() - deadlineNs > 0) {
+        throw new IllegalStateException("Kafka at " + settings.bootstrapServers() + " (system " + system
+            + ") does not show the topics " + missing.keySet() + " with their partitions within "
+            + settings.timeoutMs() + " ms of creating them");
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for topics on Kafka at "
+            + settings.bootstrapServers(), e);
+      }
+    }
   }
 
   /** Deletes topics (best effort, bounded by the time-out). */
