@@ -93,21 +93,17 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
     String jobId = "weir-samza-" + ProcessHandle.current().pid() + "-" + JOB_IDS.incrementAndGet();
     WeirJobs.Binding binding =
         WeirJobs.bind(jobId, plan, new WeirTaskFactory(plan, Map.of(), settings, metrics, JobClock.SYSTEM, null));
+    WeirKafkaAdmin admin = null;
     try {
       SamzaJobConfig config = new SamzaJobConfig(plan, settings, jobId);
-      WeirKafkaAdmin admin = new WeirKafkaAdmin(SamzaJobConfig.KAFKA_SYSTEM,
+      admin = new WeirKafkaAdmin(SamzaJobConfig.KAFKA_SYSTEM,
           KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(config.config())));
       Map<String, Integer> partitions = new LinkedHashMap<>();
       for (StreamPlan stream : plan.streams()) {
         partitions.put(config.topics().get(stream.name()), stream.partitions());
       }
-      try {
-        admin.createTopics(partitions, config.replication());
-        admin.awaitTopics(partitions);
-      } catch (RuntimeException e) {
-        admin.stop();
-        throw e;
-      }
+      admin.createTopics(partitions, config.replication());
+      admin.awaitTopics(partitions);
       Path taskState = settings.stateBackend() == StateBackend.ROCKSDB ? config.runDirectory().resolve("weir") : null;
       SamzaStageTaskFactory tasks = new SamzaStageTaskFactory(plan, settings, metrics, config.topics(), taskState);
       SamzaTaskApplication app = new SamzaTaskApplication(plan, jobId, config.topics(), tasks);
@@ -122,6 +118,9 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       return WeirPipelineResult.of(job);
     } catch (RuntimeException | Error e) {
       binding.close();
+      if (admin != null) {
+        admin.stop(); // a run that did not start keeps its topics, as a failed run does
+      }
       throw e;
     }
   }
