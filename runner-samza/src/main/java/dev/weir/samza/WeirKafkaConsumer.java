@@ -28,8 +28,10 @@ import org.slf4j.LoggerFactory;
  * serde manager decodes).
  *
  * <p>Back-pressure: a partition whose queue holds more than {@value #PAUSE_AT} envelopes is paused
- * until it falls below {@value #RESUME_AT}. A fetch failure (e.g. an unreachable broker) stops the
- * fetch thread and fails the next poll, naming the addresses.
+ * until it falls below {@value #RESUME_AT}. A fetch failure stops the fetch thread and fails the
+ * next poll (and with it the job), naming the addresses; so does a broker that stays unreachable
+ * (no open connection, nothing fetched) for the system's time-out, which Kafka's consumer alone
+ * would retry forever.
  *
  * <p>Threading: {@link #register} and {@link #start} on Samza's thread before polling; the
  * {@link KafkaConsumer} is used only by the fetch thread; {@link #stop} wakes and joins it.
@@ -88,6 +90,17 @@ final class WeirKafkaConsumer extends BlockingEnvelopeMap {
     }
   }
 
+  /** The consumer's open broker connections (Kafka's {@code consumer-metrics/connection-count}). */
+  private static double connections(KafkaConsumer<byte[], byte[]> consumer) {
+    for (var e : consumer.metrics().entrySet()) {
+      if (e.getKey().name().equals("connection-count") && e.getKey().group().equals("consumer-metrics")
+          && e.getValue().metricValue() instanceof Double count) {
+        return count;
+      }
+    }
+    return 1; // no such metric: assume connected rather than fail a healthy job
+  }
+
   private void fetch() {
     try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(settings.consumer())) {
       consumer = c;
@@ -104,8 +117,16 @@ final class WeirKafkaConsumer extends BlockingEnvelopeMap {
         c.seekToBeginning(fromStart);
       }
       Set<TopicPartition> paused = new HashSet<>();
+      long connectedNs = System.nanoTime();
       while (running) {
         ConsumerRecords<byte[], byte[]> records = c.poll(Duration.ofMillis(100));
+        long nowNs = System.nanoTime();
+        if (!records.isEmpty() || connections(c) > 0) {
+          connectedNs = nowNs;
+        } else if (nowNs - connectedNs > settings.timeoutMs() * 1_000_000L) {
+          throw new IllegalStateException("no connection to Kafka at " + settings.bootstrapServers() + " for "
+              + settings.timeoutMs() + " ms (" + KafkaSettings.TIMEOUT_MS + "); is the broker reachable?");
+        }
         for (TopicPartition tp : records.partitions()) {
           SystemStreamPartition ssp = ssps.get(tp);
           List<ConsumerRecord<byte[], byte[]>> batch = records.records(tp);

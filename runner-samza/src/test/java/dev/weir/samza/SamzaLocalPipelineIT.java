@@ -53,11 +53,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code PAssert}, whose success counters must all have counted (so no assertion was skipped), in
  * batch and in streaming mode (an unbounded, rate-limited source, event-time windows); the run's
  * topics are deleted after a normal end; an unreachable Kafka fails the run within the configured
- * time-out, naming the address; a user's exception after a shuffle fails the job with it.
+ * time-out, naming the address, and so does a broker stopped while a streaming job runs; a user's
+ * exception after a shuffle fails the job with it.
  *
- * <p>Measured on 2 cores: about 45 s for the class ({@code mvn verify}, 43 s in failsafe), of which
- * ~10 s start the broker; batch 14-17 s (24 stages, 43 tasks), streaming 4-5 s, user failure 9-13 s
- * (samza-core's container shutdown), unreachable Kafka 3 s (time-out set to 3 s).
+ * <p>Measured on 2 cores: about 70 s for the class in failsafe, of which ~10 s start the shared
+ * broker; batch 14-17 s (24 stages, 43 tasks), streaming 4-5 s, user failure 9-13 s (samza-core's
+ * container shutdown), unreachable Kafka 3 s (time-out set to 3 s), broker stopped mid-run 26 s (its
+ * own broker: ~7 s to start, 3 s of running, then the 5 s time-out and samza-core's shutdown).
  */
 class SamzaLocalPipelineIT {
 
@@ -222,6 +224,31 @@ class SamzaLocalPipelineIT {
     long startNs = System.nanoTime();
     assertThatThrownBy(p::run).hasMessageContaining("Kafka at " + address);
     assertThat((System.nanoTime() - startNs) / 1_000_000L).isLessThan(60_000L);
+  }
+
+  @Test
+  void brokerStoppedMidRun_failsTheJobWithinTheTimeOutNamingTheAddress() throws Exception {
+    KafkaBroker own = KafkaBroker.start(KafkaBroker.Config.in(java.nio.file.Path.of("target", "kafka-broker",
+        "stopped-" + System.currentTimeMillis())));
+    PipelineResult result;
+    try {
+      Pipeline p = Pipeline.create(options(own.bootstrapServers(), "--streaming=true", "--stateBackend=memory"));
+      p.apply("Forever", GenerateSequence.from(0).withRate(200, Duration.millis(100)))
+          .apply("Keys", MapElements.into(TypeDescriptors.kvs(TypeDescriptors.strings(), TypeDescriptors.longs()))
+              .via(n -> KV.of("k" + (n % KEYS), n)))
+          .apply("Windows", Window.into(FixedWindows.of(Duration.millis(200))))
+          .apply("CountPerKey", Count.perKey());
+      result = p.run();
+      assertThat(result.waitUntilFinish(Duration.standardSeconds(3))).isEqualTo(PipelineResult.State.RUNNING);
+    } finally {
+      own.close();
+    }
+    long stoppedNs = System.nanoTime();
+    String address = own.bootstrapServers();
+    assertThatThrownBy(() -> result.waitUntilFinish(Duration.standardSeconds(60)))
+        .isInstanceOf(Pipeline.PipelineExecutionException.class)
+        .hasStackTraceContaining("Kafka at " + address);
+    assertThat((System.nanoTime() - stoppedNs) / 1_000_000L).isLessThan(60_000L);
   }
 
   private static long passertSuccesses(PipelineResult result) {
