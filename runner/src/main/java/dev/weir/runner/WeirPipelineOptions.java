@@ -132,6 +132,32 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
     NONE
   }
 
+  @Description("Where the translated job runs: EMBEDDED (Weir's own executor in this JVM, the default), "
+      + "SAMZA_LOCAL (Apache Samza's LocalApplicationRunner in this JVM, intermediate streams on Kafka topics; "
+      + "needs the artifact dev.weir:weir-runner-samza) or SAMZA_STANDALONE (several processes; not yet "
+      + "supported). Accepted in any case.")
+  @Default.Enum("EMBEDDED")
+  ExecutionEnvironment getExecutionEnvironment();
+
+  void setExecutionEnvironment(ExecutionEnvironment executionEnvironment);
+
+  @Description("A Java properties file of Samza config for a SAMZA_* execution environment (e.g. "
+      + "weir.kafka.bootstrap.servers, task.commit.ms). Weir generates the job's systems, streams, serdes, "
+      + "grouper and coordinator; a file that sets one of those keys is rejected. Not allowed with EMBEDDED. "
+      + "Default: none.")
+  @Default.String("")
+  String getSamzaConfig();
+
+  void setSamzaConfig(String samzaConfig);
+
+  @Description("Samza config on top of --samzaConfig: comma-separated key=value pairs, e.g. "
+      + "weir.kafka.bootstrap.servers=127.0.0.1:9092,task.commit.ms=1000. Same rules as --samzaConfig. "
+      + "Default: none.")
+  @Default.String("")
+  String getSamzaConfigOverride();
+
+  void setSamzaConfigOverride(String samzaConfigOverride);
+
   /** Default for counts that should follow the machine: the number of available processors. */
   class AvailableProcessors implements DefaultValueFactory<Integer> {
     @Override

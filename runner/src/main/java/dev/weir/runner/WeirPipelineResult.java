@@ -27,10 +27,71 @@ import org.joda.time.Duration;
  * <p>Threading: every method may be called from any thread.
  */
 public final class WeirPipelineResult implements PipelineResult {
-  private final JobExecutor executor;
+  /**
+   * A running job as this result sees it: the embedded {@link JobExecutor}, or a job an
+   * {@link ExecutionEnvironmentProvider} runs elsewhere (e.g. on samza-core). Every method may be
+   * called from any thread.
+   */
+  public interface Handle {
+    /**
+     * Completes normally when the job ends normally; exceptionally with the job's failure, or a
+     * {@link CancellationException} after {@link #cancel()}.
+     */
+    java.util.concurrent.CompletableFuture<Void> completion();
+
+    /** Beam metrics so far (attempted and committed values). */
+    MetricResults metrics();
+
+    /** Stops the job (idempotent; no effect on a finished job). */
+    void cancel();
+
+    /** Waits up to {@code millis} ms for the job's threads to exit after it completed. */
+    void awaitThreads(long millis);
+
+    /** Per container, where its run loop spends its time; empty where the environment has none. */
+    default List<RunLoopMetrics.Snapshot> runLoopMetrics() {
+      return List.of();
+    }
+  }
+
+  private final Handle executor;
 
   WeirPipelineResult(JobExecutor executor) {
-    this.executor = executor;
+    this(new Handle() {
+      @Override
+      public java.util.concurrent.CompletableFuture<Void> completion() {
+        return executor.completion();
+      }
+
+      @Override
+      public MetricResults metrics() {
+        return executor.metrics();
+      }
+
+      @Override
+      public void cancel() {
+        executor.cancel();
+      }
+
+      @Override
+      public void awaitThreads(long millis) {
+        executor.awaitThreads(millis);
+      }
+
+      @Override
+      public List<RunLoopMetrics.Snapshot> runLoopMetrics() {
+        return executor.runLoopMetrics();
+      }
+    });
+  }
+
+  private WeirPipelineResult(Handle handle) {
+    this.executor = handle;
+  }
+
+  /** The result of a job that {@code handle} runs (for {@link ExecutionEnvironmentProvider}s). */
+  public static WeirPipelineResult of(Handle handle) {
+    return new WeirPipelineResult(handle);
   }
 
   @Override

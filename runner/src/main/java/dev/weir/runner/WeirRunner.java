@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * (2) translates the pipeline into a {@link JobPlan} of fused stages, logging it as text (INFO)
  * and DOT (DEBUG), failing with {@link UnsupportedOperationException} on a transform it cannot run,
  * and (3) starts the executor and returns at once; use
- * {@link WeirPipelineResult#waitUntilFinish()} to wait.
+ * {@link WeirPipelineResult#waitUntilFinish()} to wait. With a Samza {@code --executionEnvironment},
+ * step (3) goes to the {@link ExecutionEnvironmentProvider} found on the classpath (looked up
+ * before translating, so a missing artifact fails first), which checks the plan and runs it.
  *
  * <p>Threading: {@code run} may be called from any thread; each call runs an independent job.
  */
@@ -66,12 +68,19 @@ public final class WeirRunner extends PipelineRunner<WeirPipelineResult> {
   public WeirPipelineResult run(Pipeline pipeline) {
     WeirSettings settings = WeirSettings.from(options);
     LOG.debug("Weir settings: {}", settings.describe());
+    ExecutionEnvironmentProvider environment = settings.executionEnvironment().isSamza()
+        ? ExecutionEnvironmentProvider.find(settings.executionEnvironment(), WeirRunner.class.getClassLoader())
+        : null;
     JobPlan plan = translate(pipeline, settings);
     LOG.info("{}", plan.describe());
     if (LOG.isDebugEnabled()) {
       LOG.debug("Weir job plan (DOT):\n{}", plan.toDot());
     }
     MetricsEnvironment.setMetricsSupported(settings.metricsEnabled());
+    if (environment != null) {
+      environment.check(plan, settings);
+      return environment.run(plan, settings);
+    }
     JobExecutor executor = new JobExecutor(plan, settings);
     executor.start();
     return new WeirPipelineResult(executor);

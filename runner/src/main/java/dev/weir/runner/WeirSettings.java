@@ -7,6 +7,7 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Collectors;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -20,7 +21,9 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * {@code --maxBundleSize}, {@code --objectCacheSize}) are at least 1; {@code --maxBundleTimeMs} is
  * from 1 to {@value #MAX_BUNDLE_TIME_MS} (so that it still fits in a {@code long} of
  * nanoseconds); {@code --metricsLogIntervalMs} is 0 (off) or positive; {@code --stateBackend} is set; {@code --stateDirectory} is a path and, for the
- * RocksDB backend, a directory that exists or can be created and is writable (it is created here).
+ * RocksDB backend, a directory that exists or can be created and is writable (it is created here);
+ * {@code --executionEnvironment} is set, and the Samza config options are read and checked by
+ * {@link SamzaUserConfig} (rejected with {@code EMBEDDED}).
  * A bad value fails with an {@link IllegalArgumentException} naming the option, the value and what
  * is allowed.
  *
@@ -44,11 +47,16 @@ import org.apache.beam.sdk.options.PipelineOptions;
  *     ({@code --weirEnforceEncodability}); else only the edges the encoding rule picks
  * @param checkpointing {@code --checkpointingIntervalMs} (0 or more), {@code --restoreMode},
  *     {@code --retainCheckpoints} (at least 1)
+ * @param executionEnvironment where the job runs ({@code --executionEnvironment})
+ * @param samzaConfig the user's Samza config ({@code --samzaConfig} file, then
+ *     {@code --samzaConfigOverride}), checked by {@link SamzaUserConfig}; empty for
+ *     {@link ExecutionEnvironment#EMBEDDED}
  */
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
-    boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability, Checkpointing checkpointing) {
+    boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability, Checkpointing checkpointing,
+    ExecutionEnvironment executionEnvironment, Map<String, String> samzaConfig) {
 
   /**
    * The checkpoint settings of a run.
@@ -107,10 +115,17 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
           + Arrays.stream(WeirPipelineOptions.RestoreMode.values()).map(Enum::name).collect(Collectors.joining(", ")));
     }
     int retain = atLeastOne("retainCheckpoints", options.getRetainCheckpoints());
+    ExecutionEnvironment environment = options.getExecutionEnvironment();
+    if (environment == null) {
+      throw new IllegalArgumentException("--executionEnvironment is not set; allowed values: "
+          + Arrays.stream(ExecutionEnvironment.values()).map(Enum::name).collect(Collectors.joining(", ")));
+    }
+    Map<String, String> samzaConfig =
+        SamzaUserConfig.read(environment, options.getSamzaConfig(), options.getSamzaConfigOverride());
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
         stateDirectory, objectCacheSize, options.getMetricsEnabled(), metricsLogIntervalMs,
-        options.getWeirEnforceEncodability(),
-        new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain));
+        options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain),
+        environment, samzaConfig);
   }
 
   private static int atLeastOne(String option, int value) {
@@ -157,9 +172,10 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
   public String describe() {
     return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
             + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b metricsLogIntervalMs=%d "
-            + "enforceEncodability=%b checkpointingIntervalMs=%d restoreMode=%s retainCheckpoints=%d",
+            + "enforceEncodability=%b checkpointingIntervalMs=%d restoreMode=%s retainCheckpoints=%d "
+            + "executionEnvironment=%s",
         parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
         objectCacheSize, metricsEnabled, metricsLogIntervalMs, enforceEncodability, checkpointing.intervalMs(),
-        checkpointing.restoreMode(), checkpointing.retain());
+        checkpointing.restoreMode(), checkpointing.retain(), executionEnvironment);
   }
 }

@@ -61,8 +61,9 @@ final class CombineLiftingTranslator {
     NodeSpec partial = context.fuse(from, node.getFullName() + "/PartialCombine", "PartialCombine",
         () -> new PartialCombineOperator(keyCoder, combineFn, windowing));
     partial.declareOutput(PARTIAL_TAG);
-    TranslationContext.Cut cut = context.cutShuffle(
-        new TranslationContext.Producer(from.stage(), partial.index(), PARTIAL_TAG), keyCoder, node);
+    TranslationContext.Producer partials = new TranslationContext.Producer(from.stage(), partial.index(), PARTIAL_TAG);
+    context.declareElements(partials, org.apache.beam.sdk.coders.KvCoder.of(keyCoder, accumulatorCoder), windowing);
+    TranslationContext.Cut cut = context.cutShuffle(partials, keyCoder, node);
     TupleTag outTag = TranslationContext.singleOutputTag(node);
     AccumulatorMergingFn merging = new AccumulatorMergingFn(combineFn, accumulatorCoder);
     SystemReduceFn reduceFn = SystemReduceFn.combining(keyCoder,

@@ -13,10 +13,14 @@ import org.apache.beam.sdk.coders.Coder;
  * @param producer the writing stage
  * @param consumer the reading stage
  * @param keyCoder for {@link Kind#SHUFFLE}: the coder whose encoding routes and groups keys
+ * @param elementCoder the coder of the stream's elements as Beam {@code WindowedValue}s (value,
+ *     timestamp, windows, pane), for environments that carry the stream across processes; null if
+ *     the translation does not know it (then only the embedded executor, which passes elements by
+ *     reference, can run the stream)
  */
 @Internal
 public record StreamPlan(int id, String name, Kind kind, StagePlan producer, StagePlan consumer,
-    Coder<?> keyCoder) {
+    Coder<?> keyCoder, Coder<?> elementCoder) {
 
   /** How elements are routed to partitions. */
   public enum Kind {

@@ -14,6 +14,7 @@ import org.apache.beam.sdk.util.construction.PTransformTranslation;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.PValue;
+import org.apache.beam.sdk.values.WindowingStrategy;
 import org.apache.beam.sdk.values.TupleTag;
 
 /**
@@ -62,6 +63,8 @@ final class TranslationContext {
   private final List<StagePlan> stages = new ArrayList<>();
   private final List<StreamPlan> streams = new ArrayList<>();
   private final Map<PValue, Producer> producers = new HashMap<>();
+  /** Per producer: the WindowedValue coder of what it emits (for streams it feeds). */
+  private final Map<Producer, Coder<?>> elementCoders = new HashMap<>();
   private final Map<String, MetricsContainerImpl> translationMetrics = new HashMap<>();
   private final ViewBroadcasts views = new ViewBroadcasts(this);
   /** Outputs of {@code GBKIntoKeyedWorkItems}: the shuffle their {@code ProcessElements} cuts. */
@@ -118,7 +121,8 @@ final class TranslationContext {
   StreamPlan feed(Producer from, StreamPlan.Kind kind, StagePlan to, Coder<?> keyCoder,
       TransformHierarchy.Node node) {
     String name = "s" + streams.size() + "-" + kind.name().toLowerCase() + "-" + sanitize(node.getFullName());
-    StreamPlan stream = new StreamPlan(streams.size(), name, kind, from.stage(), to, keyCoder);
+    StreamPlan stream = new StreamPlan(streams.size(), name, kind, from.stage(), to, keyCoder,
+        elementCoders.get(from));
     streams.add(stream);
     connect(from, from.stage().addWriter(stream));
     return stream;
@@ -163,8 +167,24 @@ final class TranslationContext {
         spec.roundTrip(e.getKey(), roundTrip);
         LOG.debug("Elements of {} ({}) round-trip through {}", e.getValue().getName(), node.getFullName(), roundTrip);
       }
-      producers.put(e.getValue(), new Producer(stage, spec.index(), e.getKey()));
+      Producer producer = new Producer(stage, spec.index(), e.getKey());
+      producers.put(e.getValue(), producer);
+      elementCoders.put(producer, windowedCoder(e.getValue().getCoder(), e.getValue().getWindowingStrategy()));
     }
+  }
+
+  /**
+   * Declares what a producer that is no PCollection's (e.g. a partial combine's accumulators)
+   * emits: elements of {@code valueCoder} windowed by {@code windowing}'s window coder.
+   */
+  void declareElements(Producer producer, Coder<?> valueCoder, WindowingStrategy<?, ?> windowing) {
+    elementCoders.put(producer, windowedCoder(valueCoder, windowing));
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static Coder<?> windowedCoder(Coder<?> valueCoder, WindowingStrategy<?, ?> windowing) {
+    return org.apache.beam.sdk.values.WindowedValues.getFullCoder((Coder) valueCoder,
+        windowing.getWindowFn().windowCoder());
   }
 
   /** Records that {@code value} is produced where {@code producer} says (an alias, e.g. a view). */

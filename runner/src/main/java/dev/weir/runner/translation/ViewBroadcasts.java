@@ -9,6 +9,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.IterableCoder;
+import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VoidCoder;
 import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.values.PCollection;
@@ -67,13 +69,16 @@ final class ViewBroadcasts {
     String name = input.getName() + "/WeirViewPanes";
     NodeSpec keying = context.fuse(from, name + "/KeyByNull", "VoidKey", VoidKeyOperator::new);
     keying.declareOutput(VIEW_KEYED_TAG);
-    Cut cut = context.cutShuffle(new Producer(from.stage(), keying.index(), VIEW_KEYED_TAG), VoidCoder.of(), 1, node);
+    Producer keyed = new Producer(from.stage(), keying.index(), VIEW_KEYED_TAG);
     Coder elementCoder = input.getCoder();
     WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
+    context.declareElements(keyed, KvCoder.of(VoidCoder.of(), elementCoder), windowing);
+    Cut cut = context.cutShuffle(keyed, VoidCoder.of(), 1, node);
     NodeSpec group = cut.enter(name + "/GroupByKey", "GroupByKey",
         () -> GroupByKeyOperator.grouping(VoidCoder.of(), elementCoder, windowing, (TupleTag) VIEW_PANES_TAG));
     group.declareOutput(VIEW_PANES_TAG);
     panes = new Producer(cut.stage(), group.index(), VIEW_PANES_TAG);
+    context.declareElements(panes, KvCoder.of(VoidCoder.of(), IterableCoder.of(elementCoder)), windowing);
     viewPanes.put(input, panes);
     return panes;
   }

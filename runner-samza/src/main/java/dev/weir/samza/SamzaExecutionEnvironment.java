@@ -1,0 +1,235 @@
+package dev.weir.samza;
+
+import dev.weir.runner.ExecutionEnvironment;
+import dev.weir.runner.ExecutionEnvironmentProvider;
+import dev.weir.runner.WeirPipelineResult;
+import dev.weir.runner.WeirSettings;
+import dev.weir.runner.executor.WeirTaskFactory;
+import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.samza.WeirJobs;
+import dev.weir.runner.time.JobClock;
+import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.SourceSpec;
+import dev.weir.runner.translation.StagePlan;
+import dev.weir.runner.translation.StreamPlan;
+import dev.weir.state.StateBackend;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.beam.sdk.metrics.MetricResults;
+import org.apache.samza.config.MapConfig;
+import org.apache.samza.context.ExternalContext;
+import org.apache.samza.job.ApplicationStatus;
+import org.apache.samza.runtime.LocalApplicationRunner;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Weir's Samza execution environments, found by the runner through {@link java.util.ServiceLoader}
+ * ({@link ExecutionEnvironmentProvider}). {@link ExecutionEnvironment#SAMZA_LOCAL}: the translated
+ * job runs on samza-core's {@link LocalApplicationRunner} (passthrough coordinator, one processor
+ * in this JVM) as a {@link SamzaTaskApplication}, each Samza task hosting the embedded executor's
+ * task of the same name ({@link SamzaStageTaskFactory}); the intermediate streams are Kafka topics
+ * that this run creates (partitions = the consuming stage's partitions) and, after a normal end,
+ * deletes; Beam sources are read in this JVM. {@link ExecutionEnvironment#SAMZA_STANDALONE}
+ * (several processes) is not supported yet and fails at {@link #check}.
+ *
+ * <p>At start the final Samza config is logged (INFO). Not yet (issue 15): source splits in the
+ * config for other processes, checkpoints of unbounded sources in Samza's checkpoint manager,
+ * state in Samza stores with changelogs (state stays in Weir's own stores, not restored after a
+ * failure).
+ *
+ * <p>Threading: stateless; {@link #run} may be called from any thread, once per job.
+ */
+public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProvider {
+  private static final Logger LOG = LoggerFactory.getLogger(SamzaExecutionEnvironment.class);
+  private static final AtomicLong JOB_IDS = new AtomicLong();
+
+  @Override
+  public boolean provides(ExecutionEnvironment environment) {
+    return environment == ExecutionEnvironment.SAMZA_LOCAL || environment == ExecutionEnvironment.SAMZA_STANDALONE;
+  }
+
+  /**
+   * Rejects SAMZA_STANDALONE (not yet supported), a TestStream (only the embedded executor
+   * replays one) and a stream whose element coder the translation does not know.
+   */
+  @Override
+  public void check(JobPlan plan, WeirSettings settings) {
+    if (settings.executionEnvironment() == ExecutionEnvironment.SAMZA_STANDALONE) {
+      throw new UnsupportedOperationException("not yet supported: SAMZA_STANDALONE (issue #15); use "
+          + "--executionEnvironment=SAMZA_LOCAL (one process) or EMBEDDED");
+    }
+    for (StagePlan stage : plan.stages()) {
+      if (stage.source() instanceof SourceSpec.Test) {
+        throw new UnsupportedOperationException(stage.nodes().get(0).stepName() + " is a TestStream, which only "
+            + "--executionEnvironment=EMBEDDED replays (it waits for the job to be quiescent before each event)");
+      }
+    }
+    for (StreamPlan stream : plan.streams()) {
+      if (stream.elementCoder() == null) {
+        throw new UnsupportedOperationException("stream " + stream.name() + " (from " + stream.producer().name()
+            + " to " + stream.consumer().name() + ") has no known element coder, so it cannot be carried on Kafka");
+      }
+    }
+  }
+
+  @Override
+  public WeirPipelineResult run(JobPlan plan, WeirSettings settings) {
+    check(plan, settings);
+    StepMetrics metrics = new StepMetrics();
+    if (settings.metricsEnabled()) {
+      plan.translationMetrics().forEach(metrics::register);
+    }
+    String jobId = "weir-samza-" + ProcessHandle.current().pid() + "-" + JOB_IDS.incrementAndGet();
+    WeirJobs.Binding binding =
+        WeirJobs.bind(jobId, plan, new WeirTaskFactory(plan, Map.of(), settings, metrics, JobClock.SYSTEM, null));
+    WeirKafkaAdmin admin = null;
+    try {
+      SamzaJobConfig config = new SamzaJobConfig(plan, settings, jobId);
+      admin = new WeirKafkaAdmin(SamzaJobConfig.KAFKA_SYSTEM,
+          KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(config.config())));
+      Map<String, Integer> partitions = new LinkedHashMap<>();
+      for (StreamPlan stream : plan.streams()) {
+        partitions.put(config.topics().get(stream.name()), stream.partitions());
+      }
+      admin.createTopics(partitions, config.replication());
+      admin.awaitTopics(partitions);
+      Path taskState = settings.stateBackend() == StateBackend.ROCKSDB ? config.runDirectory().resolve("weir") : null;
+      SamzaStageTaskFactory tasks = new SamzaStageTaskFactory(plan, settings, metrics, config.topics(), taskState);
+      SamzaTaskApplication app = new SamzaTaskApplication(plan, jobId, config.topics(), tasks);
+      LOG.info("Weir job {} on Samza (SAMZA_LOCAL, run {}): {} stage(s), {} task(s), topics {}; Samza config:\n{}",
+          config.jobName(), config.runId(), plan.stages().size(), plan.taskCount(), config.topics().values(),
+          config.config().entrySet().stream().map(e -> "  " + e.getKey() + "=" + e.getValue())
+              .collect(Collectors.joining("\n")));
+      LocalApplicationRunner runner = new LocalApplicationRunner(app, new MapConfig(config.config()));
+      Job job = new Job(runner, binding, admin, config, config.runDirectory(), metrics);
+      runner.run((ExternalContext) null);
+      job.watch();
+      return WeirPipelineResult.of(job);
+    } catch (RuntimeException | Error e) {
+      binding.close();
+      if (admin != null) {
+        admin.stop(); // a run that did not start keeps its topics, as a failed run does
+      }
+      throw e;
+    }
+  }
+
+  /** A running Samza job: waits for samza-core to finish, then cleans up. */
+  private static final class Job implements WeirPipelineResult.Handle {
+    private final LocalApplicationRunner runner;
+    private final WeirJobs.Binding binding;
+    private final WeirKafkaAdmin admin;
+    private final SamzaJobConfig config;
+    private final Path stateDirectory;
+    private final StepMetrics metrics;
+    private final CompletableFuture<Void> completion = new CompletableFuture<>();
+    private final Thread watcher;
+    private volatile boolean cancelled;
+
+    Job(LocalApplicationRunner runner, WeirJobs.Binding binding, WeirKafkaAdmin admin, SamzaJobConfig config,
+        Path stateDirectory, StepMetrics metrics) {
+      this.runner = runner;
+      this.binding = binding;
+      this.admin = admin;
+      this.config = config;
+      this.stateDirectory = stateDirectory;
+      this.metrics = metrics;
+      this.watcher = new Thread(this::awaitFinish, "weir-samza-watch-" + config.jobName());
+      this.watcher.setDaemon(true);
+    }
+
+    void watch() {
+      watcher.start();
+    }
+
+    private void awaitFinish() {
+      Throwable failure = null;
+      try {
+        runner.waitForFinish();
+        ApplicationStatus status = runner.status();
+        if (status.getStatusCode() != ApplicationStatus.StatusCode.SuccessfulFinish) {
+          failure = status.getThrowable() != null ? status.getThrowable()
+              : new IllegalStateException("Samza job " + config.jobName() + " ended with status " + status);
+        }
+      } catch (Throwable t) {
+        failure = t;
+      }
+      boolean normal = failure == null && !cancelled;
+      try {
+        binding.close();
+        if (normal && config.deleteTopics()) {
+          try {
+            admin.deleteTopics(new ArrayList<>(config.topics().values()));
+          } catch (RuntimeException e) {
+            LOG.warn("Weir job {}: could not delete its topics {}", config.jobName(), config.topics().values(), e);
+          }
+        }
+        admin.stop();
+        if (stateDirectory != null) {
+          deleteRecursively(stateDirectory);
+        }
+      } finally {
+        if (cancelled) {
+          completion.completeExceptionally(new CancellationException("cancelled"));
+        } else if (failure != null) {
+          completion.completeExceptionally(failure);
+        } else {
+          completion.complete(null);
+        }
+      }
+    }
+
+    @Override
+    public CompletableFuture<Void> completion() {
+      return completion;
+    }
+
+    @Override
+    public MetricResults metrics() {
+      return metrics.results();
+    }
+
+    @Override
+    public void cancel() {
+      if (completion.isDone()) {
+        return;
+      }
+      cancelled = true;
+      runner.kill();
+      awaitThreads(10_000L);
+    }
+
+    @Override
+    public void awaitThreads(long millis) {
+      try {
+        watcher.join(millis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    private static void deleteRecursively(Path directory) {
+      if (!Files.exists(directory)) {
+        return;
+      }
+      try (Stream<Path> paths = Files.walk(directory)) {
+        for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+          Files.deleteIfExists(p);
+        }
+      } catch (IOException e) {
+        LOG.warn("Could not delete the state directory {}", directory, e);
+      }
+    }
+  }
+}

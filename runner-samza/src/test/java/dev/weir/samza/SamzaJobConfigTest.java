@@ -1,0 +1,151 @@
+package dev.weir.samza;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.runner.ExecutionEnvironment;
+import dev.weir.runner.ExecutionEnvironmentProvider;
+import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.WeirRunner;
+import dev.weir.runner.WeirSettings;
+import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.StagePlan;
+import dev.weir.runner.translation.StreamPlan;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.testing.TestStream;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.transforms.Count;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.samza.Partition;
+import org.apache.samza.config.MapConfig;
+import org.apache.samza.container.TaskName;
+import org.apache.samza.system.SystemStreamPartition;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The config Weir generates for a SAMZA_LOCAL run, its grouping of input partitions into tasks,
+ * the service lookup, and what the environment rejects before anything starts (no broker needed).
+ */
+class SamzaJobConfigTest {
+
+  private static WeirSettings settings(String... args) {
+    WeirPipelineOptions options = PipelineOptionsFactory.fromArgs(args).as(WeirPipelineOptions.class);
+    options.setRunner(WeirRunner.class);
+    return WeirSettings.from(options);
+  }
+
+  /** Words counted per element: a source stage and a shuffled stage. */
+  private static JobPlan countPlan(WeirSettings settings) {
+    Pipeline p = Pipeline.create(settings.pipelineOptions());
+    p.apply(Create.of("a", "b", "a")).apply(Count.perElement());
+    return WeirRunner.translate(p, settings);
+  }
+
+  @Test
+  void generatedConfig_passthroughCoordinatorWeirGrouperTopicsAndTheUsersKeys() {
+    WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL", "--parallelism=3", "--jobName=My Job",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,task.commit.ms=500,weir.kafka.client.linger.ms=7");
+    JobPlan plan = countPlan(settings);
+    SamzaJobConfig config = new SamzaJobConfig(plan, settings, "job-1");
+    Map<String, String> c = config.config();
+    assertThat(c).containsEntry("job.name", "my_job")
+        .containsEntry("job.coordinator.factory", "org.apache.samza.standalone.PassthroughJobCoordinatorFactory")
+        .containsEntry("processor.id", "0")
+        .containsEntry("job.systemstreampartition.grouper.factory", WeirStreamGrouperFactory.class.getName())
+        .containsEntry("systems.weir-kafka.bootstrap.servers", "h:1")
+        .containsEntry("systems.weir-kafka.client.linger.ms", "7")
+        .containsEntry("systems.weir-source.weir.job.id", "job-1")
+        .containsEntry("task.commit.ms", "500");
+    assertThat(config.topics()).hasSize(plan.streams().size());
+    for (StreamPlan stream : plan.streams()) {
+      String topic = config.topics().get(stream.name());
+      assertThat(topic).isEqualTo("weir.my_job." + config.runId() + "." + stream.name());
+      assertThat(c).containsEntry(SamzaJobConfig.GROUPER_PREFIX + topic, stream.consumer().name());
+    }
+  }
+
+  @Test
+  void withoutTheKafkaAddress_failsNamingTheKey() {
+    WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL", "--samzaConfigOverride=task.commit.ms=5");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(settings), settings, "job-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("--executionEnvironment=SAMZA_LOCAL needs weir.kafka.bootstrap.servers (the Kafka brokers that "
+            + "carry the job's intermediate streams) in --samzaConfig or --samzaConfigOverride");
+  }
+
+  @Test
+  void badReplicationFactor_failsNamingTheKey() {
+    WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,weir.kafka.replication.factor=0");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(settings), settings, "job-1"))
+        .hasMessage("weir.kafka.replication.factor=0 is out of range; allowed: 1 to 32767");
+  }
+
+  @Test
+  void grouper_putsPartitionPOfEveryStreamOfAStageIntoItsTaskP() {
+    WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL", "--parallelism=2",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1");
+    JobPlan plan = countPlan(settings);
+    SamzaJobConfig config = new SamzaJobConfig(plan, settings, "job-1");
+    Set<SystemStreamPartition> ssps = new HashSet<>();
+    Set<TaskName> expected = new HashSet<>();
+    for (StagePlan stage : plan.stages()) {
+      for (int p = 0; p < stage.partitions(); p++) {
+        expected.add(new TaskName(JobPlan.taskName(stage, p)));
+        if (stage.source() != null) {
+          ssps.add(new SystemStreamPartition("weir-source", JobPlan.sourceStreamName(stage), new Partition(p)));
+        }
+      }
+    }
+    for (StreamPlan stream : plan.streams()) {
+      for (int p = 0; p < stream.partitions(); p++) {
+        ssps.add(new SystemStreamPartition("weir-kafka", config.topics().get(stream.name()), new Partition(p)));
+      }
+    }
+    Map<TaskName, Set<SystemStreamPartition>> groups = new WeirStreamGrouperFactory()
+        .getSystemStreamPartitionGrouper(new MapConfig(config.config())).group(ssps);
+    assertThat(groups.keySet()).isEqualTo(expected);
+    for (StreamPlan stream : plan.streams()) {
+      for (int p = 0; p < stream.partitions(); p++) {
+        assertThat(groups.get(new TaskName(JobPlan.taskName(stream.consumer(), p))))
+            .contains(new SystemStreamPartition("weir-kafka", config.topics().get(stream.name()), new Partition(p)));
+      }
+    }
+    assertThatThrownBy(() -> new WeirStreamGrouperFactory().getSystemStreamPartitionGrouper(new MapConfig(config.config()))
+        .group(Set.of(new SystemStreamPartition("weir-kafka", "other", new Partition(0)))))
+        .hasMessageStartingWith("Weir's grouper knows no stage reading stream other");
+  }
+
+  @Test
+  void serviceLoader_findsTheSamzaEnvironmentForBothSamzaValues() {
+    for (ExecutionEnvironment environment : new ExecutionEnvironment[] {ExecutionEnvironment.SAMZA_LOCAL,
+        ExecutionEnvironment.SAMZA_STANDALONE}) {
+      assertThat(ExecutionEnvironmentProvider.find(environment, getClass().getClassLoader()))
+          .isInstanceOf(SamzaExecutionEnvironment.class);
+    }
+  }
+
+  @Test
+  void standalone_failsAsNotYetSupported() {
+    Pipeline p = Pipeline.create(PipelineOptionsFactory.fromArgs("--runner=WeirRunner",
+        "--executionEnvironment=SAMZA_STANDALONE", "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1").create());
+    p.apply(Create.of("a")).apply(Count.perElement());
+    assertThatThrownBy(p::run)
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageStartingWith("not yet supported: SAMZA_STANDALONE (issue #15)");
+  }
+
+  @Test
+  void testStream_isRejectedNamingTheTransform() {
+    Pipeline p = Pipeline.create(PipelineOptionsFactory.fromArgs("--runner=WeirRunner",
+        "--executionEnvironment=SAMZA_LOCAL", "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1").create());
+    p.apply("Events", TestStream.create(StringUtf8Coder.of()).addElements("a").advanceWatermarkToInfinity());
+    assertThatThrownBy(p::run)
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("Events is a TestStream, which only --executionEnvironment=EMBEDDED replays");
+  }
+}
