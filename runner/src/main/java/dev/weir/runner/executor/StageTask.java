@@ -167,7 +167,7 @@ public final class StageTask
     this.watermarks = new StageWatermarks(producers, sideInputs, StageWatermarks.predecessorsOf(nodes), writerNodes);
     List<SourcePartition> unbounded = new ArrayList<>();
     for (InputPartition p : inputPartitions) {
-      if (p instanceof SourcePartition.UnboundedPartition u) {
+      if (p instanceof UnboundedPartition u) {
         unbounded.add(u);
       }
     }
