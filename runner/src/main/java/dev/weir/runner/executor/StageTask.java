@@ -3,7 +3,6 @@ package dev.weir.runner.executor;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
-import dev.weir.runner.operators.OperatorSnapshot;
 import dev.weir.runner.operators.Receiver;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
@@ -110,6 +109,8 @@ public final class StageTask
   private StepScope scope;
   /** Per node: its step in {@link #scope} (its tag and, if it runs user code, its metrics container). */
   private StepScope.Step[] steps;
+  /** The task's part of checkpoints (keys, restored parts); set at {@link #open}. */
+  private TaskCheckpoint checkpoint;
   /** The container's commit point; set at {@link #open}. */
   private ContainerCommit commit;
   /** The task's step metrics, staged for commit at each finished bundle; set at {@link #open}. */
@@ -218,7 +219,8 @@ public final class StageTask
       steps[node.index()] = scope.step(tags[node.index()], metricsEnabled && node.writesTo() == null
           ? taskMetrics.containerFor(node.stepName()) : null);
     }
-    byte[] restoredMetrics = restored.get(key("metrics"));
+    this.checkpoint = new TaskCheckpoint(name.getTaskName(), restored, inputs, operators, writerAt, scope, steps);
+    byte[] restoredMetrics = checkpoint.restored("metrics");
     if (restoredMetrics != null) {
       taskMetrics.restore(restoredMetrics);
       commit.bundleFinished(); // the restored values are committed at the container's first commit
@@ -238,7 +240,7 @@ public final class StageTask
       StepScope.Step previous = scope.enter(steps[node.index()]);
       try {
         operators[node.index()].open(new OperatorContext(options, node.stepName(), partition, outputs,
-            steps[node.index()], state, clock, commit.finalizers(), restoredParts(restored, node.index()),
+            steps[node.index()], state, clock, commit.finalizers(), checkpoint.restoredParts(node.index()),
             checkpointed));
       } finally {
         scope.exit(previous);
@@ -251,15 +253,12 @@ public final class StageTask
     }
     if (stage.source() != null) {
       SourceContext sourceContext = new SourceContext(options, scope, steps[0]);
-      for (int i = 0; i < inputs.length; i++) {
-        byte[] position = restored.get(key("input/" + i));
-        if (position != null && inputs[i].partition instanceof SourcePartition source) {
-          source.restorePosition(position);
-        }
-        inputs[i].partition.open(sourceContext);
+      checkpoint.restoreSourcePositions();
+      for (TaskInput input : inputs) {
+        input.partition.open(sourceContext);
       }
     }
-    byte[] restoredWatermarks = restored.get(key("watermarks"));
+    byte[] restoredWatermarks = checkpoint.restored("watermarks");
     if (restoredWatermarks != null) {
       try {
         watermarks.restore(restoredWatermarks);
@@ -283,26 +282,6 @@ public final class StageTask
         onEndOfStream(null, null);
       }
     }
-  }
-
-  /** The checkpoint metadata key of the task's {@code part}: {@code task/<task name>/<part>}. */
-  private String key(String part) {
-    return "task/" + name.getTaskName() + "/" + part;
-  }
-
-  /** The parts node {@code node} wrote into the restored checkpoint, or {@link OperatorSnapshot#EMPTY}. */
-  private OperatorSnapshot restoredParts(Map<String, byte[]> restored, int node) {
-    if (restored.isEmpty()) {
-      return OperatorSnapshot.EMPTY;
-    }
-    String prefix = key("node/" + node + "/");
-    Map<String, byte[]> parts = new HashMap<>();
-    for (Map.Entry<String, byte[]> e : restored.entrySet()) {
-      if (e.getKey().startsWith(prefix)) {
-        parts.put(e.getKey().substring(prefix.length()), e.getValue());
-      }
-    }
-    return parts.isEmpty() ? OperatorSnapshot.EMPTY : new OperatorSnapshot(parts);
   }
 
   /**
@@ -335,56 +314,20 @@ public final class StageTask
 
   /**
    * Writes the task's part of a checkpoint into {@code metadata} (the job is quiescent): its
-   * watermarks, each source split's position and each operator's heap state (see the class comment
-   * of {@code checkpoint.CheckpointCoordinator}).
+   * watermarks, metrics, each source split's position and each operator's heap state
+   * ({@link TaskCheckpoint}).
    */
   void snapshot(Map<String, byte[]> metadata) {
-    metadata.put(key("watermarks"), watermarks.snapshot());
-    byte[] metrics = taskMetrics.snapshot();
-    if (metrics != null) {
-      metadata.put(key("metrics"), metrics);
-    }
-    for (int i = 0; i < inputs.length; i++) {
-      if (inputs[i].partition instanceof SourcePartition source) {
-        metadata.put(key("input/" + i), source.position());
-      }
-    }
-    for (int i = 0; i < operators.length; i++) {
-      if (writerAt[i] != null) {
-        continue;
-      }
-      OperatorSnapshot parts = OperatorSnapshot.writable();
-      StepScope.Step previous = scope.enter(steps[i]);
-      try {
-        operators[i].snapshot(parts);
-      } finally {
-        scope.exit(previous);
-      }
-      for (Map.Entry<String, byte[]> e : parts.parts().entrySet()) {
-        metadata.put(key("node/" + i + "/" + e.getKey()), e.getValue());
-      }
-    }
+    checkpoint.write(metadata, watermarks, taskMetrics);
   }
 
   /**
-   * The checkpoint the task last wrote its part of is complete: finalize its sources' marks and
-   * tell the operators ({@link Operator#checkpointCompleted()}); a bundle that opens (input held
-   * for a {@code @RequiresStableInput} DoFn) is finished in one watermark pass.
+   * The checkpoint the task last wrote its part of is complete: its sources finalize their marks
+   * and its operators hear of it; a bundle that opens (input held for a {@code @RequiresStableInput}
+   * DoFn) is finished in one watermark pass.
    */
   void checkpointCompleted() {
-    for (TaskInput input : inputs) {
-      if (input.partition instanceof SourcePartition source) {
-        source.checkpointCompleted();
-      }
-    }
-    for (int i = 0; i < operators.length; i++) {
-      StepScope.Step previous = scope.enter(steps[i]);
-      try {
-        operators[i].checkpointCompleted();
-      } finally {
-        scope.exit(previous);
-      }
-    }
+    checkpoint.completed();
     if (anyInBundle()) {
       settle(propagateWatermarks(true));
     }
