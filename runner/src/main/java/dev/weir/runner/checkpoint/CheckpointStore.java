@@ -373,8 +373,13 @@ public final class CheckpointStore {
     }
   }
 
-  /** Deletes {@code root} and everything under it; a missing root is fine. */
-  static void deleteTree(Path root) throws IOException {
+  /**
+   * Deletes {@code root} and everything under it, deepest first; a missing root (or a file gone
+   * meanwhile) is fine.
+   *
+   * @throws IOException naming the path that could not be deleted
+   */
+  public static void deleteTree(Path root) throws IOException {
     if (!Files.exists(root)) {
       return;
     }

@@ -1,5 +1,6 @@
 package dev.weir.runner.executor;
 
+import dev.weir.runner.checkpoint.CheckpointStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -8,13 +9,10 @@ import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Comparator;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Stream;
 import org.apache.beam.sdk.annotations.Internal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -111,7 +109,7 @@ public final class JobStateDirectory implements AutoCloseable {
       channel.truncate(0);
       channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
       channel.force(true);
-      deleteTree(directory.resolve(WORKING));
+      CheckpointStore.deleteTree(directory.resolve(WORKING));
       opened = true;
       return new JobStateDirectory(directory, true, channel, lock);
     } catch (IOException e) {
@@ -181,10 +179,10 @@ public final class JobStateDirectory implements AutoCloseable {
     closed = true;
     try {
       if (!durable) {
-        deleteTree(directory);
+        CheckpointStore.deleteTree(directory);
       } else if (finishedNormally) {
-        deleteTree(directory.resolve(WORKING)); // while still locked: no other job sees it half-deleted
-        deleteTree(directory.resolve(CHECKPOINTS)); // a job that ended has nothing to resume
+        CheckpointStore.deleteTree(directory.resolve(WORKING)); // while still locked: no other job sees it half-deleted
+        CheckpointStore.deleteTree(directory.resolve(CHECKPOINTS)); // a job that ended has nothing to resume
       }
     } catch (IOException e) {
       LOG.warn("Cannot delete the job state in {}", directory, e);
@@ -236,19 +234,4 @@ public final class JobStateDirectory implements AutoCloseable {
     }
   }
 
-  /** Deletes {@code root} and everything under it; a missing root is fine. */
-  static void deleteTree(Path root) throws IOException {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path path : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-        try {
-          Files.deleteIfExists(path);
-        } catch (NoSuchFileException e) {
-          // gone already
-        }
-      }
-    }
-  }
 }
