@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * {@link System#nanoTime()} per phase boundary per iteration.
  *
  * <p>The loop ends when every task is done and its outbox empty, when the job is stopped (cancel or
- * another container's failure), or when a task fails; tasks are closed on this thread either way.
+ * another container's failure), or when a task fails; tasks are closed on this thread either way,
+ * after a normal end only once every container's loop ended ({@link JobExecutor#loopEnded}), and
+ * after a failure only once the failure was reported ({@link JobExecutor#failing}).
  *
  * <p>State and commits: the container owns one {@link ContainerState} (storage + object cache)
  * shared by its tasks, opened at the start of {@link #run()} and closed (uncommitted writes
@@ -205,7 +207,12 @@ final class Container implements Runnable {
       }
     } catch (Throwable t) {
       failure = t;
+      executor.failing(t); // before closing the tasks: their teardown must not become the job's cause
     } finally {
+      if (quiescence != null) {
+        quiescence.exited(id); // before waiting: a test stream elsewhere must not wait for this loop's ticks
+      }
+      executor.loopEnded(ended); // ended normally: tear down once every container's loop ended
       for (StageTask task : tasks) {
         try {
           task.close();
@@ -224,9 +231,6 @@ final class Container implements Runnable {
         }
       }
       MetricsEnvironment.setCurrentContainer(null);
-      if (quiescence != null) {
-        quiescence.exited(id);
-      }
     }
     executor.containerExited(this, failure);
   }
