@@ -139,6 +139,32 @@ class AccumulatingPanesPipelineTest {
         .advanceWatermarkToInfinity();
   }
 
+  /** As {@link #onTimeThenLate} but the late elements are separated by a processing-time advance only. */
+  private static TestStream<KV<String, Integer>> onTimeThenLateByProcessingTime() {
+    return TestStream.create(KvCoder.of(StringUtf8Coder.of(), VarIntCoder.of()))
+        .addElements(TimestampedValue.of(KV.of("a", 1), new Instant(1)), TimestampedValue.of(KV.of("a", 2), new Instant(2)))
+        .advanceWatermarkTo(new Instant(Duration.standardMinutes(2).getMillis()))
+        .addElements(TimestampedValue.of(KV.of("a", 3), new Instant(3)))
+        .advanceProcessingTime(Duration.standardSeconds(10))
+        .addElements(TimestampedValue.of(KV.of("a", 4), new Instant(4)))
+        .advanceWatermarkToInfinity();
+  }
+
+  /**
+   * Each test-stream event is processed to the end before the next, lifted partial combine
+   * included: before the fix the two late elements shared a partial-combine bundle and fired one
+   * late pane (3, 10; Direct: 3, 6, 10).
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"weir-batch", "weir-streaming-rocksdb", "direct"})
+  void latePanesSeparatedByAProcessingTimeAdvanceFireSeparately(String runner) {
+    Pipeline p = Pipeline.create(options(runner));
+    PCollection<Integer> sums = p.apply(onTimeThenLateByProcessingTime()).apply(lateAccumulating())
+        .apply(Sum.integersPerKey()).apply(Values.create());
+    PAssert.that(sums).containsInAnyOrder(3, 6, 10);
+    p.run().waitUntilFinish();
+  }
+
   private static Window<KV<String, Integer>> lateAccumulating() {
     return Window.<KV<String, Integer>>into(FixedWindows.of(Duration.standardMinutes(1)))
         .withAllowedLateness(Duration.standardHours(1))

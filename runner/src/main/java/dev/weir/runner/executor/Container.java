@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
  *       {@value #BURST} envelopes each, while the task's next op is to take input;
  *   <li>{@link #tick()}: every {@value #TICK_NS} ns (real time; every iteration while a test
- *       stream awaits quiescence), let tasks close timed-out bundles
+ *       stream awaits quiescence, and then every open bundle closes), let tasks close timed-out bundles
  *       and fire processing-time timers ({@code WindowableTask.window}) at the job's
  *       {@link JobClock} (the system clock, or a test stream's manual clock); with a
  *       {@link Quiescence} tracker, processed stream envelopes and ticks are reported to it;
@@ -292,10 +292,11 @@ final class Container implements Runnable {
     return processed;
   }
 
-  /** Ticks the tasks taking input, every {@link #TICK_NS}; returns their work (see {@link StageTask#tick()}). */
+  /** Ticks the tasks taking input, every {@link #TICK_NS}; returns their work (see {@link StageTask#tick(boolean)}). */
   private int tick() throws Exception {
     long now = System.nanoTime();
-    if (now - lastTickNs < TICK_NS && (quiescence == null || !quiescence.awaited())) {
+    boolean settling = quiescence != null && quiescence.awaited();
+    if (now - lastTickNs < TICK_NS && !settling) {
       return 0; // a waiting test stream (quiescence awaited) gets its ticks at once
     }
     lastTickNs = now;
@@ -303,7 +304,7 @@ final class Container implements Runnable {
     int work = 0;
     for (StageTask task : tasks) {
       if (task.nextOp() == TaskOp.PROCESS) {
-        work += task.tick();
+        work += task.tick(settling); // settling: open bundles close, their output counts as in flight
       }
     }
     if (quiescence != null) {
