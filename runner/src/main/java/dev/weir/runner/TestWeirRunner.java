@@ -2,7 +2,9 @@ package dev.weir.runner;
 
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineRunner;
+import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.testing.TestPipelineOptions;
 
 /**
  * {@link WeirRunner} for tests ({@code --runner=TestWeirRunner}, used by Beam's TestPipeline):
@@ -13,23 +15,40 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * {@link RuntimeException} caused by the {@link InterruptedException}, interrupt flag set) instead
  * of a misleading PAssert count.
  *
- * <p>Threading: as {@link WeirRunner}; {@link #run} blocks the calling thread.
+ * <p>{@code TestPipelineOptions#blockOnRun=false} (Beam's way to test a pipeline that never ends,
+ * e.g. KafkaIO's partition watch: run, {@code waitUntilFinish(duration)}, cancel) returns the
+ * running job at once, as Beam's Direct runner does; a failed PAssert then surfaces from
+ * {@code waitUntilFinish} as the cause of its {@link Pipeline.PipelineExecutionException}.
+ * Before (issue 17) this runner always waited, so such a test never got past {@code run}. It also
+ * marks metrics unsupported ({@link MetricsEnvironment#setMetricsSupported}) before returning the
+ * running job, so that TestPipeline does not count successful PAsserts of a job that has not run
+ * them yet; Beam's Direct runner does the same after every run. A later run marks them supported
+ * again ({@link WeirRunner}).
+ *
+ * <p>Threading: as {@link WeirRunner}; {@link #run} blocks the calling thread unless
+ * {@code blockOnRun} is false.
  */
 public final class TestWeirRunner extends PipelineRunner<WeirPipelineResult> {
   private final WeirRunner delegate;
+  private final boolean blockOnRun;
 
-  private TestWeirRunner(WeirRunner delegate) {
+  private TestWeirRunner(WeirRunner delegate, boolean blockOnRun) {
     this.delegate = delegate;
+    this.blockOnRun = blockOnRun;
   }
 
   /** Creates a test runner from options; called by Beam for {@code --runner=TestWeirRunner}. */
   public static TestWeirRunner fromOptions(PipelineOptions options) {
-    return new TestWeirRunner(WeirRunner.fromOptions(options));
+    return new TestWeirRunner(WeirRunner.fromOptions(options), options.as(TestPipelineOptions.class).isBlockOnRun());
   }
 
   @Override
   public WeirPipelineResult run(Pipeline pipeline) {
     WeirPipelineResult result = delegate.run(pipeline);
+    if (!blockOnRun) {
+      MetricsEnvironment.setMetricsSupported(false); // TestPipeline counts PAsserts only if supported
+      return result;
+    }
     try {
       result.waitUntilFinish();
     } catch (Pipeline.PipelineExecutionException e) {

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
  *       {@value #BURST} envelopes each, while the task's next op is to take input;
  *   <li>{@link #tick()}: every {@value #TICK_NS} ns (real time; every iteration while a test
- *       stream awaits quiescence), let tasks close timed-out bundles
+ *       stream awaits quiescence, and then every open bundle closes), let tasks close timed-out bundles
  *       and fire processing-time timers ({@code WindowableTask.window}) at the job's
  *       {@link JobClock} (the system clock, or a test stream's manual clock); with a
  *       {@link Quiescence} tracker, processed stream envelopes and ticks are reported to it;
@@ -43,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * <p>The loop ends when every task is done and its outbox empty (in a job that takes checkpoints:
  * every task of every container, since a finished container's state belongs to every later
  * checkpoint), when the job is stopped (cancel or another container's failure), or when a task
- * fails; tasks are closed on this thread either way.
+ * fails; tasks are closed on this thread either way, after a normal end only once every
+ * container's loop ended ({@link JobExecutor#loopEnded}), and after a failure only once the
+ * failure was reported ({@link JobExecutor#failing}).
  *
  * <p>Checkpoints ({@link #checkpointPass}, after the commit, when the job takes them): when one is
  * due, the container stops polling its source partitions and ticks without processing-time
@@ -234,7 +236,15 @@ final class Container implements Runnable {
       }
     } catch (Throwable t) {
       failure = t;
+      executor.failing(t); // before closing the tasks: their teardown must not become the job's cause
     } finally {
+      if (checkpoints != null) {
+        checkpoints.leave(id); // before waiting: a checkpoint elsewhere must not wait for this loop
+      }
+      if (quiescence != null) {
+        quiescence.exited(id); // before waiting: a test stream elsewhere must not wait for this loop's ticks
+      }
+      executor.loopEnded(ended); // ended normally: tear down once every container's loop ended
       for (StageTask task : tasks) {
         try {
           task.close();
@@ -252,13 +262,7 @@ final class Container implements Runnable {
           LOG.warn("Closing the state of {} failed", threadName(), t);
         }
       }
-      if (checkpoints != null) {
-        checkpoints.leave(id);
-      }
       MetricsEnvironment.setCurrentContainer(null);
-      if (quiescence != null) {
-        quiescence.exited(id);
-      }
     }
     executor.containerExited(this, failure);
   }
@@ -429,10 +433,11 @@ final class Container implements Runnable {
     return dropped;
   }
 
-  /** Ticks the tasks taking input, every {@link #TICK_NS}; returns their work (see {@link StageTask#tick()}). */
+  /** Ticks the tasks taking input, every {@link #TICK_NS}; returns their work (see {@link StageTask#tick(boolean, boolean)}). */
   private int tick() throws Exception {
     long now = System.nanoTime();
-    if (now - lastTickNs < TICK_NS && (quiescence == null || !quiescence.awaited())) {
+    boolean settling = quiescence != null && quiescence.awaited();
+    if (now - lastTickNs < TICK_NS && !settling) {
       return 0; // a waiting test stream (quiescence awaited) gets its ticks at once
     }
     lastTickNs = now;
@@ -440,7 +445,7 @@ final class Container implements Runnable {
     int work = 0;
     for (StageTask task : tasks) {
       if (task.nextOp() == TaskOp.PROCESS) {
-        work += task.tick(!paused);
+        work += task.tick(settling, !paused); // settling: open bundles close, their output counts as in flight
       }
     }
     if (quiescence != null) {

@@ -198,7 +198,7 @@ public final class HostedTask {
   public void tick(Output out) {
     scope.installOnCurrentThread();
     if (task.nextOp() == TaskOp.PROCESS) {
-      task.tick();
+      task.tick(false);
     }
     pump(out);
   }

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.beam.sdk.metrics.MetricResults;
 import org.apache.beam.sdk.options.StreamingOptions;
@@ -78,6 +79,10 @@ public final class JobExecutor {
   private int running;
   private int exited;
   private boolean failed;
+  /** The first failure any container reported ({@link #failing}): the job's cause. */
+  private Throwable firstFailure;
+  /** Counts down as each container's run loop ends, however it ends ({@link #loopEnded}). */
+  private volatile CountDownLatch loopsEnded = new CountDownLatch(0);
   private JobStateDirectory jobState;
   /** The job's checkpoints, or null if it takes none. */
   private CheckpointStore checkpointStore;
@@ -108,6 +113,7 @@ public final class JobExecutor {
     int containerCount = Math.max(1, Math.min(settings.containers(), plan.taskCount()));
     openJobState(containerCount);
     try {
+      loopsEnded = new CountDownLatch(containerCount);
       // A test stream controls time: a manual clock, and quiescence tracking so that it can wait
       // for the job to settle before each event. Other jobs pay nothing for either.
       JobClock clock = plan.hasTestStream() ? new ManualJobClock() : JobClock.SYSTEM;
@@ -345,6 +351,44 @@ public final class JobExecutor {
     return jobState == null ? null : jobState.directory();
   }
 
+  /**
+   * Called by a container thread the moment it fails, before it closes its tasks: the first
+   * failure of the job becomes its cause, and every container is asked to stop. Closing a task
+   * tears its DoFns down, which may break what other containers still use (KafkaIO's tests share
+   * one producer between the writer's instances: a torn-down writer closes it under the others),
+   * and their later failures must not replace the one that started it (issue 17).
+   */
+  void failing(Throwable failure) {
+    synchronized (this) {
+      if (firstFailure == null) {
+        firstFailure = failure;
+      }
+    }
+    stopAll();
+  }
+
+  /**
+   * Called by each container thread when its run loop ended, before it closes its tasks. A
+   * container whose tasks all ended normally ({@code awaitOthers}) then waits until every other
+   * container's loop ended too (normally, failed or stopped), so that DoFns are torn down once the
+   * job's processing is over, as on Beam's Direct runner, rather than while another container still
+   * runs instances of the same DoFn that may share what a teardown closes (KafkaIO's tests hand
+   * every writer instance one producer, which the first teardown closed under the others: issue
+   * 17). A failed or stopped container does not wait. Interruption ends the wait (flag kept).
+   */
+  void loopEnded(boolean awaitOthers) {
+    CountDownLatch latch = loopsEnded;
+    latch.countDown();
+    if (!awaitOthers) {
+      return;
+    }
+    try {
+      latch.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** Called by each container thread as its last action (after it closed its state). */
   void containerExited(Container container, Throwable failure) {
     boolean allExited;
@@ -375,7 +419,11 @@ public final class JobExecutor {
       }
     }
     if (failure != null) {
-      completion.completeExceptionally(failure);
+      Throwable cause;
+      synchronized (this) {
+        cause = firstFailure == null ? failure : firstFailure;
+      }
+      completion.completeExceptionally(cause);
       stopAll();
       return;
     }

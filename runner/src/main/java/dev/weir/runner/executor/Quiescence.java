@@ -18,9 +18,11 @@ import org.apache.beam.sdk.annotations.Internal;
  *
  * <p>Pace: while a probe waits with nothing in flight ({@link #awaited()}), containers tick on
  * every run-loop iteration instead of every {@code Container.TICK_NS}, so that a test stream
- * replays an event as soon as the job has settled rather than after two tick periods. Ticking
- * more often changes nothing a tick decides (bundles close by elapsed time, timers fire by the
- * clock), only how soon quiescence is observed.
+ * replays an event as soon as the job has settled rather than after two tick periods. Those ticks
+ * also close every open bundle (what a bundle holds back, e.g. a lifted combine's partial
+ * accumulators, is part of what the event caused; its output counts as sent, so the probe waits
+ * for it); otherwise ticking more often changes nothing a tick decides (timers fire by the clock),
+ * only how soon quiescence is observed.
  *
  * <p>Threading: {@link #sent()}, {@link #processed()} and {@link #ticked} from any container
  * thread (atomics: two contended increments per envelope, acceptable for test streams only);

@@ -66,7 +66,7 @@ import org.joda.time.Instant;
  * FIRING (or ENDING) and the container resumes the firing each pass ({@link #continueTimers()}),
  * each pass one bundle. Checkpoint marks of unbounded source splits: {@link SourceCheckpoints}.
  *
- * <p>Time: {@link #tick()} (the container's periodic tick, samza-api's {@code window}) closes
+ * <p>Time: {@link #tick(boolean)} (the container's periodic tick, samza-api's {@code window}) closes
  * bundles older than {@code maxBundleTimeMs} of real time and gives operators the job's
  * {@link JobClock} time (the system clock, or a test stream's manual clock) for processing-time
  * timers. A bundle that no input element opened (by the tick's firings, or by pushed-back
@@ -431,30 +431,33 @@ public final class StageTask
     }
   }
 
-  /** The samza-api name of the container's periodic tick; see {@link #tick()}. */
+  /** The samza-api name of the container's periodic tick; see {@link #tick(boolean)}. */
   @Override
   public void window(MessageCollector collector, TaskCoordinator coordinator) {
-    tick();
+    tick(false);
   }
 
   /**
    * The container's periodic tick (RUNNING, DRAINING): closes a bundle older than
-   * {@code maxBundleTimeMs}, gives operators the clock's time for processing-time timers, then one
-   * watermark pass (FIRING if timers remain); DRAINING ends once no operator has pending work.
+   * {@code maxBundleTimeMs} (any open bundle if {@code settling}: a test stream waits for the job
+   * to settle, {@link Quiescence}, and a lifted combine's partials are part of what its event
+   * caused, so each event gets its own bundles, as on Direct), gives operators the clock's time for
+   * processing-time timers, then one watermark pass (FIRING if timers remain); DRAINING ends once
+   * no operator has pending work.
    *
-   * @return work done: a timed-out bundle closed, timers fired, a bundle the tick opened finished
+   * @return work done: a closed bundle, timers fired, a bundle the tick opened finished
    */
-  int tick() {
-    return tick(true);
+  int tick(boolean settling) {
+    return tick(settling, true);
   }
 
   /**
    * The tick; without {@code fireProcessingTime} (while a checkpoint drains the job) operators do
    * not hear of the clock, so no processing-time timer fires and creates new work.
    */
-  int tick(boolean fireProcessingTime) {
+  int tick(boolean settling, boolean fireProcessingTime) {
     int work = 0;
-    if (bundleElements > 0 && System.nanoTime() - bundleStartNs >= maxBundleNs) {
+    if (bundleElements > 0 && (settling || System.nanoTime() - bundleStartNs >= maxBundleNs)) {
       finishBundle();
       work++;
     }

@@ -11,7 +11,7 @@ enum TaskOp {
   DRAIN_OUTBOX,
   /** Ready timers wait: fire the next slice ({@link StageTask#continueTimers()}); no input, no tick. */
   FIRE_TIMERS,
-  /** Take input envelopes ({@link StageTask#processAsync}) and ticks ({@link StageTask#tick()}). */
+  /** Take input envelopes ({@link StageTask#processAsync}) and ticks ({@link StageTask#tick(boolean)}). */
   PROCESS,
   /** Done, with an empty outbox: nothing more. */
   NONE

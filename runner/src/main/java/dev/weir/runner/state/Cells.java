@@ -25,7 +25,8 @@ import org.apache.beam.sdk.util.CoderUtils;
  * address the same cells (runners-core's merging compares states with {@code equals}).
  *
  * <p>Values are cached by reference: state objects never mutate a value after putting it,
- * except combining accumulators, which are put again after every {@code addInput}.
+ * except combining accumulators, which are put again after every {@code addInput} and copied
+ * first if a read handed them out ({@link CachedCombining}).
  *
  * <p>Threading: confined to the owning task's container thread.
  */

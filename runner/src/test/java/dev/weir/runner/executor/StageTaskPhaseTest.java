@@ -173,7 +173,7 @@ class StageTaskPhaseTest {
 
   @Test
   void aTickWithNothingToDoReportsNoWork() {
-    assertThat(task.tick()).isZero();
+    assertThat(task.tick(false)).isZero();
     assertThat(task.phase()).isEqualTo(TaskPhase.RUNNING);
   }
 }

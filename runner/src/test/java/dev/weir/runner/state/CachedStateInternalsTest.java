@@ -130,6 +130,23 @@ class CachedStateInternalsTest {
 
   @ParameterizedTest(name = "{0}, cache {1}")
   @MethodSource("setups")
+  void anAccumulatorHandedOutIsCopiedBeforeTheNextWrite(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    s.state(W1, SUM).add(1);
+    int[] held = s.state(W1, SUM).getAccum();
+    s.state(W1, SUM).add(2);
+    s.state(W1, SUM).addAccum(new int[] {3});
+    assertThat(held[0]).as("the accumulator read before the adds").isEqualTo(1);
+    assertThat(s.state(W1, SUM).read()).isEqualTo(6);
+    int[] mine = {10};
+    s.state(W2, SUM).addAccum(mine);
+    s.state(W2, SUM).add(5);
+    assertThat(mine[0]).as("the caller's accumulator given to addAccum").isEqualTo(10);
+    assertThat(s.state(W2, SUM).read()).isEqualTo(15);
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
   void combiningMapAndSet(StateBackend backend, long cache) {
     CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
     for (int i = 1; i <= 10; i++) {
