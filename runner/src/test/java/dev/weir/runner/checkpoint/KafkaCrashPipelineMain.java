@@ -56,7 +56,12 @@ public final class KafkaCrashPipelineMain {
               .withTopic(topic)
               .withKeyDeserializer(StringDeserializer.class)
               .withValueDeserializer(StringDeserializer.class)
-              .withConsumerConfigUpdates(Map.<String, Object>of(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"))
+              // small fetches per partition: with Kafka's default (1 MiB) one fetch holds a whole
+              // partition's backlog and the consumer hands it out before the next partition's, so
+              // a short run reads one partition per reader; the crash test wants every partition
+              // mid-read when it kills
+              .withConsumerConfigUpdates(Map.<String, Object>of(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                  ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4096))
               .withoutMetadata())
           .apply("CountPerKey", ParDo.of(new CountPerKeyFn()))
           .apply("WriteCount", ParDo.of(new WriteCountFn(out.toAbsolutePath().toString())));
