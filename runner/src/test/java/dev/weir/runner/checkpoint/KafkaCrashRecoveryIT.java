@@ -75,8 +75,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * <p>The seed is printed and named in every failure; rerun with {@code -Dweir.crash.seed=<seed>}.
  * Child logs: {@code target/crash-it/KafkaCrashRecoveryIT/children.log}.
  *
- * <p>Runtime, measured on the 2-core build machine while other builds ran (load average 4-7; four runs):
- * 45-52 s for the test class (failsafe's "Time elapsed"), of which ~7 s start the broker, 7 child
+ * <p>Runtime, measured on the 2-core build machine while other builds ran (load average 4-7; five runs):
+ * 39-52 s for the test class (failsafe's "Time elapsed"), of which ~7 s start the broker, 7 child
  * JVMs start in 2-4 s each, and the final run settles 3.4-4.7 s after the last batch (2 s of it the
  * grace period); 12,500 records.
  */
