@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /**
- * One run of {@link CrashablePipelineMain} in a child JVM, seen from a crash test: its output
+ * One run of {@link CrashablePipelineMain} (or another test main) in a child JVM, seen from a crash test: its output
  * lines (standard output and error merged, kept in memory and appended to a log file), waits for
  * a line or for its end, and {@link #kill()} (SIGKILL on Linux: {@code destroyForcibly}).
  *
@@ -65,6 +65,14 @@ final class ChildJob implements AutoCloseable {
    * {@code -Xmx512m}, appending its output to {@code log}.
    */
   static ChildJob start(String name, Path log, List<String> args) {
+    return start(name, log, CrashablePipelineMain.class, args);
+  }
+
+  /**
+   * Starts {@code main} (a class with a {@code main(String[])}) with {@code args} in a JVM of this
+   * one's class path and {@code -Xmx512m}, appending its output to {@code log}.
+   */
+  static ChildJob start(String name, Path log, Class<?> main, List<String> args) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Xmx512m");
@@ -72,7 +80,7 @@ final class ChildJob implements AutoCloseable {
     command.add("-XX:TieredStopAtLevel=1");
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
-    command.add(CrashablePipelineMain.class.getName());
+    command.add(main.getName());
     command.addAll(args);
     try {
       Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
