@@ -26,8 +26,9 @@ import org.slf4j.LoggerFactory;
  *       containers stop polling source splits and stop firing processing-time timers (both are the
  *       only things that create new work); everything already in flight goes on.
  *   <li><b>Drain</b>: each container runs until it is <em>quiet</em>: no envelope left on its
- *       inputs, its tasks' outboxes empty, no timer firing pending, no bundle open, no element
- *       pushed back for a side input. It then waits at the coordinator ({@link #arriveQuiet}). When
+ *       inputs, its tasks' outboxes empty, no timer firing pending, no bundle open (elements pushed
+ *       back for a side input are written into the checkpoint, except a splittable DoFn's, which
+ *       it waits for). It then waits at the coordinator ({@link #arriveQuiet}). When
  *       every live container waits, nothing can move, and the coordinator checks that every
  *       in-process stream is empty: then the job is quiescent; if not (a container became quiet
  *       before its upstream sent its last output), all go on draining and wait again.
@@ -41,9 +42,9 @@ import org.slf4j.LoggerFactory;
  *
  * The pause costs the time the job needs to drain (one run-loop pass of in-flight work, typically
  * milliseconds) plus the commit and the RocksDB checkpoint; {@link #pauseStats()} records it. A
- * job that cannot become quiescent within {@link #pauseTimeoutNs} (e.g. an element waits for a side
- * input that only the paused sources can complete) skips that checkpoint with a warning and tries
- * again one interval later.
+ * job that cannot become quiescent within {@link #pauseTimeoutNs} (e.g. a splittable DoFn's element
+ * waits for a side input that only the paused sources can complete) skips that checkpoint with a
+ * warning and tries again one interval later.
  *
  * <p>Containers whose tasks are all done keep taking part (their state belongs to every later
  * checkpoint), so a container leaves only when the job ends, fails or is cancelled

@@ -97,9 +97,9 @@ public interface Operator extends Receiver {
 
   /**
    * Whether the operator's state can be written into a checkpoint now. Asked while a checkpoint
-   * waits for the job to become quiescent; false holds the checkpoint back (e.g. main-input elements
-   * pushed back until a side input is ready are not written into checkpoints, so a checkpoint waits
-   * until they ran). Default: true.
+   * waits for the job to become quiescent; false holds the checkpoint back (e.g. a splittable DoFn's
+   * main-input elements pushed back until a side input is ready are not written into checkpoints,
+   * so a checkpoint waits until they ran). Default: true.
    */
   default boolean readyForCheckpoint() {
     return true;

@@ -18,6 +18,7 @@ import org.apache.beam.sdk.util.SerializableUtils;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
+import org.apache.beam.sdk.values.WindowedValues;
 import org.apache.beam.sdk.values.WindowingStrategy;
 import org.joda.time.Instant;
 
@@ -94,7 +95,24 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
     DoFn<InT, OutT> fn = lifecycle.setUp(SerializableUtils.clone(prototype), context.options());
     SideInputReader reader = NullSideInputReader.empty();
     if (!sideInputViews.isEmpty()) {
-      pushback = new SideInputPushback<>(sideInputViews);
+      Coder<WindowedValue<InT>> elementCoder =
+          WindowedValues.getFullCoder(inputCoder, windowingStrategy.getWindowFn().windowCoder());
+      pushback = new SideInputPushback<>(sideInputViews, new SideInputPushback.Codec<>() {
+        @Override
+        public void encode(WindowedValue<InT> element, java.io.DataOutputStream out) throws java.io.IOException {
+          elementCoder.encode(element, out);
+        }
+
+        @Override
+        public WindowedValue<InT> decode(java.io.DataInputStream in) throws java.io.IOException {
+          return elementCoder.decode(in);
+        }
+
+        @Override
+        public long timestampMs(WindowedValue<InT> element) {
+          return element.getTimestamp().getMillis();
+        }
+      });
       reader = pushback.sideInputs();
       pushback.restore(context.restored());
     }

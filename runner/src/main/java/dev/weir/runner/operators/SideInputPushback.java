@@ -1,6 +1,11 @@
 package dev.weir.runner.operators;
 
 import dev.weir.runner.sideinput.SideInputs;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.values.PCollectionView;
@@ -23,7 +28,8 @@ import org.apache.beam.sdk.values.WindowedValue;
  * come back here. Side-input watermarks never hold the main input; a pushed-back element holds
  * the operator's output watermark at its timestamp ({@link #holdMs()}).
  *
- * <p>Memory: pushed-back elements are kept on the heap by reference; nothing is copied.
+ * <p>Memory: pushed-back elements are kept on the heap by reference; nothing is copied. A
+ * checkpoint writes them through the operator's {@link Codec}, so it need not wait for them.
  *
  * <p>Threading: the operator's container thread only.
  *
@@ -36,9 +42,39 @@ final class SideInputPushback<E> {
   private List<E> pushedBack = new ArrayList<>();
   private long minTimestampMs = Long.MAX_VALUE;
 
+  /**
+   * How a checkpoint writes and reads a pushed-back element.
+   *
+   * @param <E> what the operator keeps per pushed-back element
+   */
+  interface Codec<E> {
+    void encode(E element, DataOutputStream out) throws IOException;
+
+    E decode(DataInputStream in) throws IOException;
+
+    /** The timestamp (epoch ms) that holds the output watermark while the element waits. */
+    long timestampMs(E element);
+  }
+
+  /** Snapshot part of the pushed-back elements. */
+  static final String ELEMENTS_PART = "pushed-back";
+
+  /** Writes and reads pushed-back elements for checkpoints; null: a checkpoint waits until none waits. */
+  private final Codec<E> codec;
+
   /** @param views the operator's side inputs, in the order of their broadcast streams (not empty) */
   SideInputPushback(List<PCollectionView<?>> views) {
+    this(views, null);
+  }
+
+  /**
+   * @param views the operator's side inputs, in the order of their broadcast streams (not empty)
+   * @param codec writes pushed-back elements into checkpoints; null if the operator cannot, and a
+   *     checkpoint then waits until no element is pushed back ({@link #readyForCheckpoint()})
+   */
+  SideInputPushback(List<PCollectionView<?>> views, Codec<E> codec) {
     this.sideInputs = new SideInputs(views);
+    this.codec = codec;
   }
 
   /** The side inputs' contents and readiness: the reader to hand runners-core. */
@@ -87,23 +123,59 @@ final class SideInputPushback<E> {
   }
 
   /**
-   * Whether a checkpoint may be taken: no element is pushed back (pushed-back elements are not
-   * written into checkpoints; a checkpoint waits until they ran).
+   * Whether a checkpoint may be taken: always with a {@link Codec} (pushed-back elements go into
+   * the checkpoint); without one only while no element is pushed back.
    */
   boolean readyForCheckpoint() {
-    return pushedBack.isEmpty();
+    return codec != null || pushedBack.isEmpty();
   }
 
-  /** Writes the side inputs' contents into {@code out} (part {@value #PART}). */
+  /**
+   * Writes the side inputs' contents (part {@value #PART}) and the pushed-back elements (part
+   * {@value #ELEMENTS_PART}: a count, then each element through the {@link Codec}) into {@code out}.
+   *
+   * @throws IllegalStateException if an element cannot be encoded
+   */
   void snapshot(OperatorSnapshot out) {
     out.put(PART, sideInputs.snapshot());
+    if (codec == null || pushedBack.isEmpty()) {
+      return;
+    }
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream data = new DataOutputStream(bytes)) {
+      data.writeInt(pushedBack.size());
+      for (E element : pushedBack) {
+        codec.encode(element, data);
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot write a pushed-back element into a checkpoint (" + e + ")", e);
+    }
+    out.put(ELEMENTS_PART, bytes.toByteArray());
   }
 
-  /** Restores the side inputs' contents from a checkpoint, if it has them. */
+  /**
+   * Restores the side inputs' contents and the pushed-back elements from a checkpoint, if it has
+   * them; the elements wait (and hold) as before, until a side input changes.
+   *
+   * @throws IllegalStateException if the elements cannot be decoded
+   */
   void restore(OperatorSnapshot restored) {
     byte[] bytes = restored.get(PART);
     if (bytes != null) {
       sideInputs.restore(bytes);
+    }
+    byte[] elements = restored.get(ELEMENTS_PART);
+    if (elements == null || codec == null) {
+      return;
+    }
+    try (DataInputStream data = new DataInputStream(new ByteArrayInputStream(elements))) {
+      int n = data.readInt();
+      for (int i = 0; i < n; i++) {
+        E element = codec.decode(data);
+        pushBack(element, codec.timestampMs(element));
+      }
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalStateException("cannot restore the pushed-back elements from the checkpoint (" + e + ")", e);
     }
   }
 

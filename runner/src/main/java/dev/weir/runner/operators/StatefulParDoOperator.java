@@ -32,6 +32,7 @@ import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
+import org.apache.beam.sdk.values.WindowedValues;
 import org.apache.beam.sdk.values.WindowingStrategy;
 import org.joda.time.Instant;
 
@@ -190,7 +191,29 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     };
     SideInputReader reader = NullSideInputReader.empty();
     if (!sideInputViews.isEmpty()) {
-      pushback = new SideInputPushback<>(sideInputViews);
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      Coder<WindowedValue<?>> elementCoder = (Coder) WindowedValues.getFullCoder(inputCoder,
+          windowingStrategy.getWindowFn().windowCoder());
+      pushback = new SideInputPushback<>(sideInputViews, new SideInputPushback.Codec<>() {
+        @Override
+        public void encode(PushedBack element, java.io.DataOutputStream out) throws java.io.IOException {
+          out.writeInt(element.keyBytes().length);
+          out.write(element.keyBytes());
+          elementCoder.encode(element.element(), out);
+        }
+
+        @Override
+        public PushedBack decode(java.io.DataInputStream in) throws java.io.IOException {
+          byte[] key = new byte[in.readInt()];
+          in.readFully(key);
+          return new PushedBack(key, elementCoder.decode(in));
+        }
+
+        @Override
+        public long timestampMs(PushedBack element) {
+          return element.element().getTimestamp().getMillis();
+        }
+      });
       reader = pushback.sideInputs();
       pushback.restore(context.restored());
     }

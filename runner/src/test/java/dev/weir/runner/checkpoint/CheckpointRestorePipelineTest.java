@@ -52,6 +52,8 @@ class CheckpointRestorePipelineTest {
   static final AtomicLong END = new AtomicLong(Long.MAX_VALUE);
   static final AtomicLong SEEN = new AtomicLong();
   static final AtomicLong STABLE_SEEN = new AtomicLong();
+  static final AtomicLong SIDE_SEEN = new AtomicLong();
+  static final java.util.concurrent.atomic.AtomicBoolean SIDE_OPEN = new java.util.concurrent.atomic.AtomicBoolean();
   static final Map<Long, Long> COUNTS = new ConcurrentHashMap<>();
 
   @TempDir Path stateDirectory;
@@ -186,6 +188,127 @@ class CheckpointRestorePipelineTest {
     assertThatThrownBy(() -> job.waitUntilFinish(Duration.standardMinutes(1)))
         .hasStackTraceContaining(checkpoints.toString());
     assertThat(job.getState()).isEqualTo(PipelineResult.State.FAILED);
+  }
+
+  @Test
+  void elementsPushedBackForASideInputAreInTheCheckpoint_andRunOnceTheSideInputIsReady() throws Exception {
+    GATE.set(100);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    SIDE_SEEN.set(0);
+    SIDE_OPEN.set(false);
+    COUNTS.clear();
+    PipelineResult first = sidePipeline("job-g").run();
+    awaitSeen(100); // read, and pushed back: the side input's window is not ready
+    awaitCheckpoint();
+    first.cancel();
+    assertThat(SIDE_SEEN.get()).isZero();
+
+    SEEN.set(0);
+    SIDE_OPEN.set(true);
+    END.set(100);
+    PipelineResult second = sidePipeline("job-g").run();
+    assertThat(second.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(SEEN.get()).as("nothing read again: the checkpoint holds all 100 elements").isZero();
+    assertThat(SIDE_SEEN.get()).as("every pushed-back element ran once, with the side input").isEqualTo(100);
+  }
+
+  private Pipeline sidePipeline(String jobName) {
+    PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
+        "--jobName=" + jobName, "--stateDirectory=" + stateDirectory, "--stateBackend=ROCKSDB",
+        "--checkpointingIntervalMs=100", "--streaming").as(WeirPipelineOptions.class);
+    Pipeline p = Pipeline.create(options);
+    org.apache.beam.sdk.transforms.windowing.Window<Long> window = org.apache.beam.sdk.transforms.windowing.Window
+        .into(org.apache.beam.sdk.transforms.windowing.FixedWindows.of(Duration.standardSeconds(1)));
+    org.apache.beam.sdk.values.PCollectionView<Long> side = p.apply("side", Read.from(new SideSource()))
+        .apply("side window", window).apply(org.apache.beam.sdk.transforms.View.asSingleton());
+    org.apache.beam.sdk.values.PCollection<Long> main = p.apply(Read.from(new GatedSource())).apply(window);
+    main.apply(WithKeys.of((Long n) -> n % 5).withKeyType(TypeDescriptors.longs())).apply(ParDo.of(new CountFn()));
+    main.apply("join", ParDo.of(new JoinFn(side)).withSideInputs(side));
+    return p;
+  }
+
+  /** Counts the elements that saw the side input's value. */
+  static final class JoinFn extends DoFn<Long, Void> {
+    private final org.apache.beam.sdk.values.PCollectionView<Long> side;
+
+    JoinFn(org.apache.beam.sdk.values.PCollectionView<Long> side) {
+      this.side = side;
+    }
+
+    @ProcessElement
+    public void process(ProcessContext c) {
+      if (c.sideInput(side) == 42L) {
+        SIDE_SEEN.incrementAndGet();
+      }
+    }
+  }
+
+  /** One element, 42 at time 0, once {@link #SIDE_OPEN}; until then no data and no watermark. */
+  static final class SideSource extends UnboundedSource<Long, GatedSource.Mark> {
+    @Override
+    public List<SideSource> split(int desiredNumSplits, PipelineOptions options) {
+      return List.of(this);
+    }
+
+    @Override
+    public UnboundedReader<Long> createReader(PipelineOptions options, GatedSource.Mark mark) {
+      return new UnboundedReader<>() {
+        private boolean emitted = mark != null && mark.next() > 0;
+
+        @Override
+        public boolean start() {
+          return advance();
+        }
+
+        @Override
+        public boolean advance() {
+          if (emitted || !SIDE_OPEN.get()) {
+            return false;
+          }
+          emitted = true;
+          return true;
+        }
+
+        @Override
+        public Long getCurrent() {
+          return 42L;
+        }
+
+        @Override
+        public Instant getCurrentTimestamp() {
+          return new Instant(0);
+        }
+
+        @Override
+        public void close() {}
+
+        @Override
+        public Instant getWatermark() {
+          return emitted ? BoundedWindow.TIMESTAMP_MAX_VALUE : BoundedWindow.TIMESTAMP_MIN_VALUE;
+        }
+
+        @Override
+        public UnboundedSource.CheckpointMark getCheckpointMark() {
+          return new GatedSource.Mark(emitted ? 1 : 0);
+        }
+
+        @Override
+        public UnboundedSource<Long, ?> getCurrentSource() {
+          return SideSource.this;
+        }
+      };
+    }
+
+    @Override
+    public Coder<GatedSource.Mark> getCheckpointMarkCoder() {
+      return SerializableCoder.of(GatedSource.Mark.class);
+    }
+
+    @Override
+    public Coder<Long> getOutputCoder() {
+      return VarLongCoder.of();
+    }
   }
 
   private void awaitSeen(long n) throws InterruptedException {
