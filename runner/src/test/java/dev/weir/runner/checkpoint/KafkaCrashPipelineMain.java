@@ -1,14 +1,8 @@
 package dev.weir.runner.checkpoint;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.Map;
-import java.util.UUID;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.VarLongCoder;
@@ -19,7 +13,9 @@ import org.apache.beam.sdk.state.StateSpec;
 import org.apache.beam.sdk.state.StateSpecs;
 import org.apache.beam.sdk.state.ValueState;
 import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.MapElements;
 import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.values.TypeDescriptors;
 import org.apache.beam.sdk.values.KV;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -64,7 +60,9 @@ public final class KafkaCrashPipelineMain {
                   ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 4096))
               .withoutMetadata())
           .apply("CountPerKey", ParDo.of(new CountPerKeyFn()))
-          .apply("WriteCount", ParDo.of(new WriteCountFn(out.toAbsolutePath().toString())));
+          .apply("Format", MapElements.into(TypeDescriptors.kvs(TypeDescriptors.strings(), TypeDescriptors.strings()))
+              .via((KV<String, Long> count) -> KV.of(count.getKey(), "count=" + count.getValue())))
+          .apply("WriteCount", ParDo.of(new CrashablePipeline.WriteFileFn(out.toAbsolutePath().toString())));
       PipelineResult result = p.run();
       System.out.println("STARTED");
       System.out.flush();
@@ -93,31 +91,6 @@ public final class KafkaCrashPipelineMain {
       long now = (before == null ? 0 : before) + 1;
       count.write(now);
       out.output(KV.of(element.getKey(), now));
-    }
-  }
-
-  /**
-   * Writes {@code count=<n>} to {@code <dir>/<key>} idempotently: a temporary file (name starting
-   * with '.'), then an atomic rename over the target.
-   */
-  static final class WriteCountFn extends DoFn<KV<String, Long>, Void> {
-    private final String dir;
-
-    WriteCountFn(String dir) {
-      this.dir = dir;
-    }
-
-    @ProcessElement
-    public void process(@Element KV<String, Long> count) {
-      Path target = Path.of(dir, count.getKey());
-      Path tmp = target.resolveSibling("." + target.getFileName() + "." + UUID.randomUUID() + ".tmp");
-      try {
-        Files.createDirectories(target.getParent());
-        Files.writeString(tmp, "count=" + count.getValue(), StandardCharsets.UTF_8);
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot write " + target, e);
-      }
     }
   }
 }
