@@ -22,11 +22,20 @@ final class CacheEntry {
   Object value;
   Coder<?> coder;
   State state;
+  /**
+   * Whether the byte store may hold a value for this key. False only when known: the entry was
+   * loaded by a miss that found nothing, or its last write-back was a delete. A delete of an entry
+   * whose store holds nothing needs no tombstone: the entry just becomes CLEAN and absent. State
+   * that lives and dies between two commits (a window's cells, a merged-away session) therefore
+   * never reaches the byte store at all.
+   */
+  boolean inStore;
 
-  CacheEntry(StateKey key, Object value, Coder<?> coder, State state) {
+  CacheEntry(StateKey key, Object value, Coder<?> coder, State state, boolean inStore) {
     this.key = key;
     this.value = value;
     this.coder = coder;
     this.state = state;
+    this.inStore = inStore;
   }
 }

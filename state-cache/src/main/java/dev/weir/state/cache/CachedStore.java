@@ -83,7 +83,7 @@ public final class CachedStore {
     }
     owner.misses++;
     V value = read(key.bytes, coder);
-    owner.cache.put(key, new CacheEntry(key, value, coder, State.CLEAN));
+    owner.cache.put(key, new CacheEntry(key, value, coder, State.CLEAN, value != null));
     return value;
   }
 
@@ -120,8 +120,9 @@ public final class CachedStore {
     owner.checkOpen();
     CacheEntry entry = owner.cache.getIfPresent(key);
     if (entry == null || entry.state == State.EVICTED) {
-      // No live entry: insert one. Mark it dirty before the put, which may evict it at once.
-      entry = new CacheEntry(key, value, coder, State.DIRTY);
+      // No live entry: insert one; whether the store holds the key is unknown, so assume it does.
+      // Mark it dirty before the put, which may evict it at once.
+      entry = new CacheEntry(key, value, coder, State.DIRTY, true);
       markedDirty(entry);
       owner.cache.put(key, entry);
       return;
@@ -132,7 +133,14 @@ public final class CachedStore {
     if (coder != null) {
       entry.coder = coder;
     }
-    if (entry.state != State.DIRTY) {
+    if (value == null && !entry.inStore) {
+      // A delete of a key the store does not hold: nothing to write, now or later.
+      if (entry.state == State.DIRTY) {
+        entry.state = State.CLEAN; // its stale dirty-list slot is skipped by the flush
+        dirtyLive--;
+        owner.elidedDeletes++;
+      }
+    } else if (entry.state != State.DIRTY) {
       entry.state = State.DIRTY;
       markedDirty(entry);
     }
@@ -218,9 +226,13 @@ public final class CachedStore {
         continue; // evicted and written back since, or flushed through a duplicate
       }
       if (entry.value == null) {
-        deletes.add(entry.key.bytes);
+        if (entry.inStore) {
+          deletes.add(entry.key.bytes);
+        }
+        entry.inStore = false;
       } else {
         puts.add(new Entry<>(entry.key.bytes, encode(entry)));
+        entry.inStore = true;
       }
       entry.state = State.CLEAN;
     }
@@ -236,7 +248,9 @@ public final class CachedStore {
   void writeBack(CacheEntry entry) {
     dirtyLive--;
     if (entry.value == null) {
-      bytes.delete(entry.key.bytes);
+      if (entry.inStore) {
+        bytes.delete(entry.key.bytes);
+      }
     } else {
       bytes.put(entry.key.bytes, encode(entry));
     }

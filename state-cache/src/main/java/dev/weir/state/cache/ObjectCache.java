@@ -34,7 +34,11 @@ import java.util.Objects;
  *   <li><b>Read hit</b>: return the object, no decoding. <b>Miss</b>: read the bytes, decode once
  *       with the caller's coder, cache as CLEAN.
  *   <li><b>Write or delete</b>: cache the object (or tombstone) as DIRTY and append the entry to its
- *       store's dirty list; nothing is encoded.
+ *       store's dirty list; nothing is encoded. A delete of a key the byte store is known not to
+ *       hold (it was loaded absent, or its last write-back was a delete) makes the entry CLEAN
+ *       and absent instead: a
+ *       cell created and cleared between two write-backs never costs the store a put or a
+ *       tombstone.
  *   <li><b>Flush</b> (and {@link #commit}): walk each store's dirty list, encode every entry still
  *       DIRTY, write them to the byte store in one {@code putAll}/{@code deleteAll}, mark them CLEAN.
  *   <li><b>Eviction</b>: Caffeine's synchronous eviction listener runs inside the removal; a DIRTY
@@ -90,6 +94,7 @@ public final class ObjectCache implements AutoCloseable {
   long evictions;
   long dirtyWriteBacks;
   long flushedEntries;
+  long elidedDeletes;
   long bytesEncoded;
   long bytesDecoded;
   private long flushes;
@@ -205,7 +210,7 @@ public final class ObjectCache implements AutoCloseable {
       dirty += store.dirtyEntries();
     }
     return new ObjectCacheStats(hits, misses, evictions, dirtyWriteBacks, flushedEntries,
-        bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize(), dirty);
+        bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize(), dirty, elidedDeletes);
   }
 
   /**

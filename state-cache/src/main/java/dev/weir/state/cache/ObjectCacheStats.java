@@ -15,6 +15,8 @@ package dev.weir.state.cache;
  * @param flushNanos time spent in flushes, encoding included, in ns
  * @param entries current number of cached entries (estimate)
  * @param dirtyEntries entries waiting to be encoded and written back (the commit backlog)
+ * @param elidedDeletes deletes that never reached the byte store because it did not hold the key
+ *     (state created and cleared between two write-backs)
  */
 public record ObjectCacheStats(
     long hits,
@@ -27,7 +29,8 @@ public record ObjectCacheStats(
     long flushes,
     long flushNanos,
     long entries,
-    long dirtyEntries) {
+    long dirtyEntries,
+    long elidedDeletes) {
 
   /** hits / (hits + misses), or 0 when nothing was read. */
   public double hitRate() {

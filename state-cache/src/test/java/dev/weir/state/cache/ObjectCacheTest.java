@@ -117,6 +117,69 @@ class ObjectCacheTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
+  void delete_ofACellCreatedSinceTheLastWriteBack_neverReachesTheStore(Backend backend) {
+    CachedStore store = open(backend, 100);
+    StateKey key = store.key(b("window-cell"));
+    assertThat(store.get(key, coder)).isNull(); // loaded absent
+    store.put(key, 5L, coder);
+    store.put(key, 6L, coder);
+    store.delete(key);
+    cache.flush();
+    assertThat(cache.stats().flushedEntries()).isZero();
+    assertThat(cache.stats().elidedDeletes()).isEqualTo(1);
+    assertThat(coder.encodes).hasValue(0);
+    assertThat(store.byteStore().get(b("window-cell"))).isNull();
+    assertThat(store.get(key, coder)).isNull();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void delete_ofAKeyTheStoreHolds_isWritten_whateverHappenedInTheCacheBefore(Backend backend) throws Exception {
+    CachedStore store = open(backend, 100);
+    // Written without a read: the cache cannot know the store holds it, so the delete must reach it.
+    store.byteStore().put(b("blind"), enc(1));
+    store.put(b("blind"), 2L, coder);
+    store.delete(b("blind"));
+    // Loaded absent, then written back: the store holds it now.
+    assertThat(store.get(b("flushed"), coder)).isNull();
+    store.put(b("flushed"), 3L, coder);
+    cache.flush();
+    store.delete(b("flushed"));
+    // Loaded present.
+    store.byteStore().put(b("loaded"), enc(4));
+    assertThat(store.get(b("loaded"), coder)).isEqualTo(4L);
+    store.delete(b("loaded"));
+    cache.flush();
+    assertThat(store.byteStore().get(b("blind"))).isNull();
+    assertThat(store.byteStore().get(b("flushed"))).isNull();
+    assertThat(store.byteStore().get(b("loaded"))).isNull();
+    assertThat(cache.stats().elidedDeletes()).isZero();
+    // Deleted and written back: a put and a delete again need no tombstone.
+    store.put(b("loaded"), 5L, coder);
+    store.delete(b("loaded"));
+    cache.flush();
+    assertThat(cache.stats().elidedDeletes()).isEqualTo(1);
+    assertThat(store.byteStore().get(b("loaded"))).isNull();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void evict_ofADeletedNeverStoredCell_writesNothing(Backend backend) {
+    CachedStore store = open(backend, 1);
+    assertThat(store.get(b("a"), coder)).isNull();
+    store.put(b("a"), 1L, coder);
+    store.delete(b("a"));
+    store.put(b("b"), 2L, coder); // evicts one of them
+    store.put(b("c"), 3L, coder);
+    cache.flush();
+    assertThat(store.byteStore().get(b("a"))).isNull();
+    assertThat(store.get(b("a"), coder)).isNull();
+    assertThat(store.get(b("b"), coder)).isEqualTo(2L);
+    assertThat(store.get(b("c"), coder)).isEqualTo(3L);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
   void evict_dirtyEntries_areWrittenBack_neverLost(Backend backend) throws Exception {
     CachedStore store = open(backend, 1);
     for (long i = 0; i < 2000; i++) {
