@@ -54,6 +54,15 @@ import org.joda.time.Instant;
  * it is refilled by one range scan. Polling the earliest timer is therefore O(log capacity) and
  * a store scan happens once per {@code heapCapacity} firings at most.
  *
+ * <p>The refill scan starts at a <em>floor</em>, not at the index's first key: fired and deleted
+ * timers leave tombstones at the front of the index (timers fire in key order), which RocksDB
+ * must step over on every scan from the start until a compaction drops them; in a windowed job
+ * with a few hundred thousand fired timers that made the refill scans 7% of CPU (Nexmark Q4
+ * profile, runner/BENCHMARKS.md). Invariant: while the heap is empty, every timer in the store
+ * sorts at or after the floor (while it is not, after the heap's last key). When the heap runs
+ * empty by removing key K, K was its last key, so K becomes the floor; a timer set below the floor
+ * while the heap is empty goes into the heap.
+ *
  * <p>Restart: everything is in the store, so a new instance over the same storage (reopened after
  * a commit) with the same prefixes sees every committed timer; {@link #open} reports the output
  * timestamps of the pending timers so that the caller can rebuild its watermark holds.
@@ -73,6 +82,9 @@ final class TimerIndex {
   private final int heapCapacity;
   private final TreeMap<byte[], Pending> heap = new TreeMap<>(ByteKeys.ORDER);
   private boolean complete;
+  /** Lower bound (inclusive) of the timers in the store but not in the heap; null: the index's start. */
+  private byte[] floor;
+  private final byte[] indexEnd;
   private long size;
   /**
    * UTF-8 of recently used namespaces' {@code stringKey()}: a window namespace's string key
@@ -92,6 +104,7 @@ final class TimerIndex {
     this.ordered = state.timerStore();
     this.slots = state.store();
     this.indexPrefix = CellLayout.timerPrefix(state.newOperatorPrefix());
+    this.indexEnd = ByteKeys.prefixEnd(indexPrefix);
     this.slotPrefix = CellLayout.timerPrefix(state.newOperatorPrefix());
     this.windowCoder = windowCoder;
     this.heapCapacity = Math.max(1, heapCapacity);
@@ -114,6 +127,7 @@ final class TimerIndex {
     }
     heap.clear();
     complete = false;
+    floor = null;
     refill();
   }
 
@@ -188,7 +202,7 @@ final class TimerIndex {
       return null;
     }
     byte[] key = heap.firstKey();
-    heap.remove(key);
+    removeFromHeap(key);
     ordered.delete(key);
     TimerData t = first.data();
     slots.delete(slotKey(first.keyBytes(), t.getNamespace(), t.getTimerId(), t.getTimerFamilyId()));
@@ -198,11 +212,21 @@ final class TimerIndex {
 
   private void removeOrdered(byte[] key) {
     ordered.delete(key);
-    heap.remove(key);
+    removeFromHeap(key);
+  }
+
+  /** Removes {@code key} from the heap; if that empties it, {@code key} was its last and becomes the floor. */
+  private void removeFromHeap(byte[] key) {
+    if (heap.remove(key) != null && heap.isEmpty()) {
+      floor = key;
+    }
   }
 
   private void offerToHeap(byte[] key, Pending pending) {
-    if (complete || (!heap.isEmpty() && ByteKeys.ORDER.compare(key, heap.lastKey()) < 0)) {
+    boolean belowHeap = heap.isEmpty()
+        ? floor != null && ByteKeys.ORDER.compare(key, floor) < 0
+        : ByteKeys.ORDER.compare(key, heap.lastKey()) < 0;
+    if (complete || belowHeap) {
       heap.put(key, pending);
       if (heap.size() > heapCapacity) {
         heap.pollLastEntry();
@@ -212,10 +236,10 @@ final class TimerIndex {
     // else: later than everything in an incomplete heap; a refill will find it in the store
   }
 
-  /** Loads the earliest {@code heapCapacity} timers from the store. */
+  /** Loads the earliest {@code heapCapacity} timers from the store, scanning from the floor. */
   private void refill() {
     int loaded = 0;
-    try (StoreIterator<byte[], byte[]> it = ordered.prefix(indexPrefix)) {
+    try (StoreIterator<byte[], byte[]> it = floor == null ? ordered.prefix(indexPrefix) : ordered.range(floor, indexEnd)) {
       while (loaded < heapCapacity && it.hasNext()) {
         Entry<byte[], byte[]> e = it.next();
         heap.put(e.getKey(), decode(e.getKey(), e.getValue()));

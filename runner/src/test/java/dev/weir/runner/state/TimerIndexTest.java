@@ -73,4 +73,48 @@ class TimerIndexTest {
       assertThat(index.size()).isEqualTo(5);
     }
   }
+
+  /**
+   * A streaming job's pattern: the watermark advances in steps, each step fires what is due, and
+   * between steps timers are set after the watermark, at it, and behind it (due at once), moved and
+   * deleted, so the heap runs empty again and again with timers below and above its refill floor.
+   * Every step must fire exactly what a sorted model says is due, in order.
+   */
+  @Test
+  void interleavedSetsAndFirings_matchASortedModel_whateverTheFloor() {
+    try (ContainerState state = ContainerState.inMemory(64)) {
+      TimerIndex index = new TimerIndex(state, GlobalWindow.Coder.INSTANCE, 4);
+      index.open(null);
+      Random random = new Random(11);
+      java.util.TreeMap<String, Long> model = new java.util.TreeMap<>(); // "key/id" -> timestamp
+      long watermark = 0;
+      for (int step = 0; step < 400; step++) {
+        for (int i = 0; i < 12; i++) {
+          byte[] key = {(byte) random.nextInt(20)};
+          String id = "t" + random.nextInt(5);
+          int kind = random.nextInt(10);
+          if (kind == 0) {
+            index.delete(key, StateNamespaces.global(), id, "");
+            model.remove(key[0] + "/" + id);
+          } else {
+            long ts = kind == 1 ? watermark - 1 - random.nextInt(50) : watermark + random.nextInt(200);
+            index.set(key, timer(id, ts));
+            model.put(key[0] + "/" + id, ts);
+          }
+        }
+        watermark += 1 + random.nextInt(60);
+        List<Long> fired = new ArrayList<>();
+        TimerIndex.Pending p;
+        while ((p = index.pollBefore(watermark)) != null) {
+          String name = p.keyBytes()[0] + "/" + p.data().getTimerId();
+          assertThat(model.remove(name)).as("fired %s at step %d", name, step).isEqualTo(p.data().getTimestamp().getMillis());
+          fired.add(p.data().getTimestamp().getMillis());
+        }
+        final long wm = watermark;
+        assertThat(fired).isSorted();
+        assertThat(model.values()).as("due but not fired at step %d", step).allMatch(ts -> ts >= wm);
+        assertThat(index.size()).isEqualTo(model.size());
+      }
+    }
+  }
 }
