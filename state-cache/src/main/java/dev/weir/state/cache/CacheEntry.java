@@ -30,6 +30,12 @@ final class CacheEntry {
    * never reaches the byte store at all.
    */
   boolean inStore;
+  /**
+   * Whether the entry is in its store's dirty list (possibly in a stale slot, after a delete
+   * made it clean again): a transition to DIRTY adds it only if not, so the list holds each entry
+   * at most once and its length stays bounded by the dirty entries (see CachedStore#markedDirty).
+   */
+  boolean listed;
 
   CacheEntry(StateKey key, Object value, Coder<?> coder, State state, boolean inStore) {
     this.key = key;

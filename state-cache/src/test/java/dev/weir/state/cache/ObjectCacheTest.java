@@ -214,6 +214,28 @@ class ObjectCacheTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
+  void dirtyList_holdsAnEntryOnce_acrossPutAndDeleteCyclesOfAnUnstoredKey(Backend backend) {
+    CachedStore store = open(backend, 100);
+    StateKey hot = store.key(b("hot"));
+    StateKey other = store.key(b("other"));
+    assertThat(store.get(hot, coder)).isNull();
+    assertThat(store.get(other, coder)).isNull();
+    for (long i = 0; i < 20_000; i++) {
+      store.put(hot, i, coder); // dirty again: must not be listed a second time
+      store.delete(hot); // clean and absent: nothing for the store
+      store.put(other, i, coder);
+    }
+    assertThat(store.dirtyListLength()).isLessThanOrEqualTo(2);
+    assertThat(cache.stats().dirtyEntries()).isEqualTo(1);
+    store.put(hot, 7L, coder);
+    cache.flush();
+    assertThat(coder.encodes).hasValue(2);
+    assertThat(store.get(hot, coder)).isEqualTo(7L);
+    assertThat(store.get(other, coder)).isEqualTo(19_999L);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
   void evict_updatesAfterEviction_winOverTheWrittenBackValue(Backend backend) {
     CachedStore store = open(backend, 2);
     for (int round = 0; round < 50; round++) {
