@@ -406,6 +406,10 @@ public final class JobExecutor {
       if (c != null) {
         LOG.info("Weir job {} checkpoints: {}", settings.pipelineOptions().getJobName(), c.summary());
       }
+      List<RunLoopMetrics.Snapshot> loops = runLoopMetrics();
+      for (int i = 0; i < loops.size(); i++) {
+        LOG.info("Weir job {} container {} run loop: {}", settings.pipelineOptions().getJobName(), i, loops.get(i));
+      }
       JobMonitoring m;
       synchronized (this) {
         m = monitoring;

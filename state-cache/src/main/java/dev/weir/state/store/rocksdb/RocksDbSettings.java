@@ -19,6 +19,13 @@ import org.rocksdb.CompressionType;
  * @param maxBackgroundJobs threads for flushes and compactions
  * @param syncCommits whether a commit fsyncs the write-ahead log before returning; false keeps
  *     commits atomic and ordered but may lose the last commits on a machine (not process) crash
+ * @param writeAheadLog whether commits are written to RocksDB's write-ahead log; false writes them
+ *     to the memtables only: still atomic, ordered and visible to this process, and in every
+ *     {@link RocksDbStorage#checkpointTo checkpoint} (which flushes the memtables first), but
+ *     commits since the last memtable flush are lost when the process dies. For callers that
+ *     never reopen a working directory after a crash and restore from checkpoints instead (Weir's
+ *     runner wipes its working directories at every start); it saves writing every commit twice.
+ *     Requires {@code syncCommits == false}.
  */
 public record RocksDbSettings(
     long blockCacheBytes,
@@ -28,7 +35,8 @@ public record RocksDbSettings(
     long writeBufferBytes,
     int maxWriteBuffers,
     int maxBackgroundJobs,
-    boolean syncCommits) {
+    boolean syncCommits,
+    boolean writeAheadLog) {
 
   /** Validates ranges. */
   public RocksDbSettings {
@@ -43,37 +51,49 @@ public record RocksDbSettings(
     requirePositive(writeBufferBytes, "writeBufferBytes");
     requirePositive(maxWriteBuffers, "maxWriteBuffers");
     requirePositive(maxBackgroundJobs, "maxBackgroundJobs");
+    if (syncCommits && !writeAheadLog) {
+      throw new IllegalArgumentException("syncCommits needs the write-ahead log (writeAheadLog=true)");
+    }
   }
 
-  /** 64 MiB block cache, 16 KiB blocks, 10-bit bloom filters, LZ4, 32 MiB memtables, synced commits. */
+  /**
+   * 64 MiB block cache, 16 KiB blocks, 10-bit bloom filters, LZ4, 32 MiB memtables, commits
+   * written to the write-ahead log and synced.
+   */
   public static RocksDbSettings defaults() {
     return new RocksDbSettings(
-        64L << 20, 16L << 10, 10, CompressionType.LZ4_COMPRESSION, 32L << 20, 3, 2, true);
+        64L << 20, 16L << 10, 10, CompressionType.LZ4_COMPRESSION, 32L << 20, 3, 2, true, true);
   }
 
   public RocksDbSettings withBlockCacheBytes(long bytes) {
     return new RocksDbSettings(bytes, blockSizeBytes, bloomBitsPerKey, compression,
-        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits);
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog);
   }
 
   public RocksDbSettings withBloomBitsPerKey(int bits) {
     return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bits, compression,
-        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits);
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog);
   }
 
   public RocksDbSettings withCompression(CompressionType type) {
     return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, type,
-        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits);
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog);
   }
 
   public RocksDbSettings withWriteBufferBytes(long bytes) {
     return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, compression,
-        bytes, maxWriteBuffers, maxBackgroundJobs, syncCommits);
+        bytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog);
   }
 
   public RocksDbSettings withSyncCommits(boolean sync) {
     return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, compression,
-        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, sync);
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, sync, writeAheadLog);
+  }
+
+  /** See {@code writeAheadLog}; turning it off also turns off {@code syncCommits}. */
+  public RocksDbSettings withWriteAheadLog(boolean wal) {
+    return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, compression,
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits && wal, wal);
   }
 
   private static void requirePositive(long value, String name) {

@@ -126,7 +126,7 @@ public final class RocksDbStorage implements StateStorage {
         .setCreateMissingColumnFamilies(true)
         .setMaxBackgroundJobs(settings.maxBackgroundJobs());
     this.readOptions = new ReadOptions();
-    this.commitOptions = new WriteOptions().setSync(settings.syncCommits());
+    this.commitOptions = new WriteOptions().setSync(settings.syncCommits()).setDisableWAL(!settings.writeAheadLog());
 
     List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
     for (byte[] family : existingFamilies()) {

@@ -74,6 +74,38 @@ class RocksDbStorageTest {
   }
 
   @Test
+  void withoutTheWriteAheadLog_checkpointsAndACleanCloseStillHoldEveryCommit() {
+    RocksDbSettings noWal = RocksDbSettings.defaults().withWriteAheadLog(false);
+    assertThat(noWal.syncCommits()).isFalse();
+    Path checkpoint = dir.resolveSibling(dir.getFileName() + "-nowal-checkpoint");
+    try (RocksDbStorage storage = RocksDbStorage.open(dir, noWal)) {
+      storage.store("counts").put(b("a"), b("1"));
+      storage.store("timers").put(b("t"), b("5"));
+      storage.commit(Map.of("mark", b("7")));
+      assertThat(s(storage.store("counts").get(b("a")))).isEqualTo("1");
+      storage.checkpointTo(checkpoint);
+      storage.store("counts").put(b("a"), b("2"));
+      storage.commit(Map.of("mark", b("8")));
+    }
+    try (RocksDbStorage restored = RocksDbStorage.open(checkpoint, noWal)) {
+      assertThat(s(restored.store("counts").get(b("a")))).isEqualTo("1");
+      assertThat(s(restored.store("timers").get(b("t")))).isEqualTo("5");
+      assertThat(s(restored.committedMetadata().get("mark"))).isEqualTo("7");
+    }
+    try (RocksDbStorage working = RocksDbStorage.open(dir, noWal)) {
+      assertThat(s(working.store("counts").get(b("a")))).isEqualTo("2"); // flushed at close
+      assertThat(s(working.committedMetadata().get("mark"))).isEqualTo("8");
+    }
+  }
+
+  @Test
+  void syncedCommits_needTheWriteAheadLog() {
+    assertThatThrownBy(() -> new RocksDbSettings(1, 1, 0, CompressionType.NO_COMPRESSION, 1, 1, 1, true, false))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("writeAheadLog");
+  }
+
+  @Test
   void checkpointTo_refusesStagedWrites_andAnExistingTarget() throws Exception {
     Path existing = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-existing"));
     try (RocksDbStorage storage = open()) {
