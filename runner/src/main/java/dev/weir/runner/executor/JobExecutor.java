@@ -427,7 +427,11 @@ public final class JobExecutor {
       synchronized (this) {
         cause = firstFailure == null ? failure : firstFailure;
       }
-      completion.completeExceptionally(cause);
+      if (completion.completeExceptionally(cause) && !(cause instanceof CancellationException)) {
+        // Once, for callers that only poll getState() (Nexmark's launcher does): the cause is
+        // otherwise only seen by waitUntilFinish.
+        LOG.error("Weir job {} failed", settings.pipelineOptions().getJobName(), cause);
+      }
       stopAll();
       return;
     }
