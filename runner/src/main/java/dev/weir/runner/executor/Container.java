@@ -214,6 +214,7 @@ final class Container implements Runnable {
         long t3 = System.nanoTime();
         work += tick();
         long t4 = System.nanoTime();
+        state.safePoint(); // between elements: evicted dirty state may be encoded now
         commit.commitIfNeeded();
         if (checkpoints != null) {
           work += checkpointPass(work, state, t4);

@@ -186,6 +186,8 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     setCurrent(key);
     startBundleIfNeeded();
     runner.processElement(WindowedValues.valueInGlobalWindow(item));
+    // ReduceFnRunner changed its window set in place and wrote it only if it differs: done now.
+    context.state().safePoint();
   }
 
   /** The earliest buffered element's hold; while timers wait to fire, no later than the earliest of them. */

@@ -181,6 +181,16 @@ public final class ContainerState implements AutoCloseable {
         (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000);
   }
 
+  /**
+   * No state value handed out is half-changed now (an element or timer firing is done): see
+   * {@link ObjectCache#safePoint()}. Runners-core changes its merging window set in place between
+   * reading and writing it, so keyed operators call this after every element and firing, and the
+   * run loop after every iteration (which also bounds the evicted values waiting for it).
+   */
+  public void safePoint() {
+    cache.safePoint();
+  }
+
   /** Flushes the object cache and commits the storage atomically. */
   public void commit() {
     Map<String, byte[]> metadata = new LinkedHashMap<>(2);

@@ -36,9 +36,16 @@ final class CacheEntry {
    * at most once and its length stays bounded by the dirty entries (see CachedStore#markedDirty).
    */
   boolean listed;
+  /**
+   * The cache's safe-point epoch when a caller last read or wrote the entry: if it equals the
+   * current one, a caller may still be changing the value in place (ObjectCache#safePoint), so the
+   * entry is not encoded before the next safe point.
+   */
+  int touched;
 
-  CacheEntry(StateKey key, Object value, Coder<?> coder, State state, boolean inStore) {
+  CacheEntry(StateKey key, Object value, Coder<?> coder, State state, boolean inStore, int touched) {
     this.key = key;
+    this.touched = touched;
     this.value = value;
     this.coder = coder;
     this.state = state;

@@ -79,11 +79,20 @@ public final class CachedStore {
     CacheEntry entry = owner.cache.getIfPresent(key);
     if (entry != null && entry.state != State.EVICTED) {
       owner.hits++;
+      entry.touched = owner.epoch;
       return (V) entry.value;
+    }
+    entry = owner.takeDeferred(key);
+    if (entry != null) {
+      owner.hits++; // evicted since the last safe point, not yet written: still the latest value
+      V value = (V) entry.value;
+      entry.touched = owner.epoch;
+      owner.cache.put(key, entry);
+      return value;
     }
     owner.misses++;
     V value = read(key.bytes, coder);
-    owner.cache.put(key, new CacheEntry(key, value, coder, State.CLEAN, value != null));
+    owner.cache.put(key, new CacheEntry(key, value, coder, State.CLEAN, value != null, owner.epoch));
     return value;
   }
 
@@ -120,15 +129,25 @@ public final class CachedStore {
     owner.checkOpen();
     CacheEntry entry = owner.cache.getIfPresent(key);
     if (entry == null || entry.state == State.EVICTED) {
-      // No live entry: insert one; whether the store holds the key is unknown, so assume it does.
-      // Mark it dirty before the put, which may evict it at once.
-      entry = new CacheEntry(key, value, coder, State.DIRTY, true);
-      markedDirty(entry);
-      owner.cache.put(key, entry);
-      return;
+      entry = owner.takeDeferred(key);
+      if (entry != null) {
+        entry.touched = owner.epoch;
+        owner.cache.put(key, entry); // may evict it again at once: then it is deferred again, or EVICTED if clean
+      }
+      if (entry == null || entry.state == State.EVICTED) {
+        // No live entry: insert one; whether the store holds the key is unknown, so assume it does.
+        // Mark it dirty before the put, which may evict it at once (into the deferred map).
+        entry = new CacheEntry(key, value, coder, State.DIRTY, true, owner.epoch);
+        markedDirty(entry);
+        owner.cache.put(key, entry);
+        return;
+      }
     }
     // Update in place: no allocation on the hot path. The entry cannot be evicted between the
-    // lookup above and here, because eviction only runs inside cache calls on this thread.
+    // lookup above and here, because eviction only runs inside cache calls on this thread (an
+    // entry just taken back from the deferred map and evicted again by its re-admission is dirty
+    // and deferred again, so updating it in place is still right).
+    entry.touched = owner.epoch;
     entry.value = value;
     if (coder != null) {
       entry.coder = coder;
@@ -161,7 +180,7 @@ public final class CachedStore {
     Objects.requireNonNull(from, "from");
     Objects.requireNonNull(coder, "coder");
     owner.checkOpen();
-    flushDirty();
+    flushDirty(from, to);
     return new DecodingIterator<>(bytes.range(from, to), coder);
   }
 
@@ -180,7 +199,7 @@ public final class CachedStore {
   public int deletePrefix(byte[] prefix) {
     Objects.requireNonNull(prefix, "prefix");
     owner.checkOpen();
-    flushDirty(); // now every cached entry of this store is clean and the byte store is complete
+    flushDirty(prefix, ByteKeys.prefixEnd(prefix)); // every entry under the prefix is clean, the byte store complete there
     List<byte[]> keys = new ArrayList<>();
     try (StoreIterator<byte[], byte[]> it = bytes.prefix(prefix)) {
       while (it.hasNext()) {
@@ -188,7 +207,13 @@ public final class CachedStore {
       }
     }
     for (byte[] k : keys) {
-      owner.cache.invalidate(new StateKey(this, k)); // clean entries: nothing to write back
+      StateKey key = new StateKey(this, k);
+      owner.cache.invalidate(key); // clean entries: nothing to write back
+      CacheEntry deferred = owner.takeDeferred(key); // clean too (flushed above), but must not be read back
+      if (deferred != null) {
+        deferred.state = State.EVICTED;
+        deferred.value = null;
+      }
     }
     bytes.deleteAll(keys);
     return keys.size();
@@ -228,18 +253,38 @@ public final class CachedStore {
     return dirty.size();
   }
 
-  /** Encodes and writes this store's dirty entries, in one putAll and one deleteAll. */
+  /** Encodes and writes this store's dirty entries, in one putAll and one deleteAll (a safe point: all of them). */
   void flushDirty() {
+    flushDirty(null, null);
+  }
+
+  /**
+   * Encodes and writes this store's dirty entries in one putAll and one deleteAll: with a null
+   * {@code from}, all (at a safe point); else those in {@code [from, to)} (null {@code to}:
+   * unbounded) and those not touched since the last safe point. Entries outside the range that a
+   * caller may be changing in place stay dirty (see ObjectCache's class comment).
+   */
+  private void flushDirty(byte[] from, byte[] to) {
     if (dirty.isEmpty()) {
       return;
     }
     List<Entry<byte[], byte[]>> puts = new ArrayList<>();
     List<byte[]> deletes = new ArrayList<>();
+    ArrayList<CacheEntry> kept = null;
+    int epoch = owner.epoch;
     for (CacheEntry entry : dirty) {
-      entry.listed = false;
       if (entry.state != State.DIRTY) {
+        entry.listed = false;
         continue; // evicted and written back since, or made clean by a delete of an unstored key
       }
+      if (from != null && entry.touched == epoch && !ByteKeys.inRange(entry.key.bytes, from, to)) {
+        if (kept == null) {
+          kept = new ArrayList<>();
+        }
+        kept.add(entry); // still listed, still dirty
+        continue;
+      }
+      entry.listed = false;
       if (entry.value == null) {
         if (entry.inStore) {
           deletes.add(entry.key.bytes);
@@ -255,8 +300,13 @@ public final class CachedStore {
     bytes.putAll(puts);
     bytes.deleteAll(deletes);
     owner.flushedEntries += puts.size() + deletes.size();
-    dirtyLive = 0;
-    dirty = new ArrayList<>(Math.min(Math.max(16, dirty.size()), 1 << 16));
+    if (kept == null) {
+      dirtyLive = 0;
+      dirty = new ArrayList<>(Math.min(Math.max(16, dirty.size()), 1 << 16));
+    } else {
+      dirtyLive = kept.size();
+      dirty = kept;
+    }
   }
 
   /** Writes one dirty entry during its eviction. */

@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import dev.weir.state.store.StateStorage;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -57,11 +58,25 @@ import java.util.Objects;
  *       To change state, put a new object. Mutating a cached value in place silently changes what
  *       is written back later (or not, if the entry was already flushed).
  *   <li>A key must be read and written with equal coders.
- *   <li>Range and prefix reads flush the store's dirty entries first, then iterate the byte store
- *       (decoding only entries not in the cache). Merging a sorted view of the dirty objects into
- *       the byte iterator would need an ordered index of dirty keys, paid on every write, for
- *       reads that are rare on hot paths; a flush costs encodes that the next commit would pay
- *       anyway.
+ *   <li>Range and prefix reads flush the store's dirty entries first (all but those touched since
+ *       the last safe point outside the range, see below), then iterate the byte store (decoding
+ *       only entries not in the cache). Merging a sorted view of the dirty objects into the byte
+ *       iterator would need an ordered index of dirty keys, paid on every write, for reads that
+ *       are rare on hot paths; a flush costs encodes that the next commit would pay anyway.
+ *   <li><b>Changes in place between safe points.</b> Not every caller keeps the rule above:
+ *       runners-core's {@code MergingActiveWindowSet} reads its window map, changes it in place
+ *       while it merges (a NEW window maps to an empty set for a moment), cleans up, and writes
+ *       only if the map then differs from a copy it took at the read. Encoding that object in
+ *       between (an eviction, a flush for a range read) stored the half-merged map while the
+ *       entry looked clean, and a later read failed with "Unexpected empty state address window
+ *       set" (Nexmark Q4, about one run in two). So the caller marks the points where no value is
+ *       half-changed ({@link #safePoint()}: the runner calls it after every element and timer
+ *       firing), every read and write stamps the entry with the current epoch, and an entry
+ *       touched since the last safe point is never encoded before the next one: a dirty victim of
+ *       eviction waits in a small map (still readable; the next safe point writes it with what the
+ *       object holds then), and range reads leave such entries outside their range dirty. Flink's
+ *       heap state backend hands out objects by reference too, and is safe only because it
+ *       snapshots between elements.
  *   <li>A coder that throws during an eviction write-back cannot throw into Caffeine (it would be
  *       logged and swallowed, and the value lost); the failure is kept and rethrown by the next
  *       {@link #flush()} or {@link #commit}, so a broken state value never becomes durable.
@@ -71,7 +86,8 @@ import java.util.Objects;
  *
  * Confined to one thread (the container's run loop), like its storage. Caffeine runs its
  * maintenance on the calling thread ({@code executor(Runnable::run)}), so eviction and its
- * write-back happen synchronously inside the call that went over the bound. {@link #stats()} may
+ * write-back happen synchronously inside the call that went over the bound (for entries touched
+ * since the last safe point, at that safe point). {@link #stats()} may
  * be called from any thread and may see slightly stale counts.
  */
 public final class ObjectCache implements AutoCloseable {
@@ -86,6 +102,14 @@ public final class ObjectCache implements AutoCloseable {
   private volatile CachedStore[] storesForStats = new CachedStore[0];
   /** A failure inside the eviction listener, rethrown by the next flush. Only from the owning thread. */
   private RuntimeException writeBackFailure;
+  /** The safe-point epoch (see the class comment); entries touched since the last safe point carry it. Owning thread only. */
+  int epoch;
+  /**
+   * Dirty entries evicted while touched in the current epoch, not yet encoded: readable (a read or
+   * write takes the entry back into the cache) until the next safe point writes them back. At
+   * most the entries one element evicts. Owning thread only.
+   */
+  private final HashMap<StateKey, CacheEntry> deferred = new HashMap<>();
   private boolean closed;
 
   // Counters: written by the owning thread only, read racily by stats().
@@ -156,11 +180,61 @@ public final class ObjectCache implements AutoCloseable {
     checkOpen();
     long start = System.nanoTime();
     rethrowWriteBackFailure();
+    writeBackDeferred();
     for (CachedStore store : stores.values()) {
       store.flushDirty();
     }
+    epoch++;
     flushes++;
     flushNanos += System.nanoTime() - start;
+  }
+
+  /**
+   * Declares that no value handed out by this cache is half-changed now (between two elements or
+   * timer firings): dirty entries evicted since the last safe point are encoded and written back,
+   * and entries touched from now on count as touched in a new epoch. Callers that change values
+   * in place between a read and a write (see the class comment) must call it whenever they are
+   * done with a unit of work; {@link #flush()} and {@link #commit} are safe points too. Cheap when
+   * nothing was evicted (one check and an increment).
+   *
+   * @throws IllegalStateException if a coder fails to encode a deferred value (state is then not
+   *     committed), or the cache is closed
+   */
+  public void safePoint() {
+    if (!deferred.isEmpty()) {
+      checkOpen();
+      writeBackDeferred();
+    }
+    epoch++;
+  }
+
+  /** Takes a deferred (evicted, not yet written) entry back, or returns null; the caller re-admits it. */
+  CacheEntry takeDeferred(StateKey key) {
+    return deferred.isEmpty() ? null : deferred.remove(key);
+  }
+
+  private void writeBackDeferred() {
+    if (deferred.isEmpty()) {
+      return;
+    }
+    try {
+      for (CacheEntry entry : deferred.values()) {
+        if (cache.policy().getIfPresentQuietly(entry.key) == entry) {
+          continue; // back in the cache (a weighed re-put): stays dirty there
+        }
+        if (entry.state == CacheEntry.State.DIRTY) {
+          dirtyWriteBacks++;
+          entry.key.store.writeBack(entry);
+        }
+        entry.state = CacheEntry.State.EVICTED;
+        entry.value = null;
+      }
+    } catch (RuntimeException e) {
+      throw new IllegalStateException(
+          "an evicted dirty state value could not be written back; state is not committed", e);
+    } finally {
+      deferred.clear();
+    }
   }
 
   /**
@@ -188,6 +262,7 @@ public final class ObjectCache implements AutoCloseable {
     cache.cleanUp();
     eviction.setMaximum(maximum);
     rethrowWriteBackFailure();
+    writeBackDeferred();
   }
 
   /** The storage under this cache. */
@@ -224,6 +299,7 @@ public final class ObjectCache implements AutoCloseable {
     }
     closed = true;
     cache.asMap().clear(); // explicit removal: the eviction listener does not run
+    deferred.clear();
     stores.values().forEach(CachedStore::discardDirty);
   }
 
@@ -239,6 +315,10 @@ public final class ObjectCache implements AutoCloseable {
       return;
     }
     evictions++;
+    if (entry.state == CacheEntry.State.DIRTY && entry.touched == epoch) {
+      deferred.put(key, entry); // possibly half-changed by its reader: written at the next safe point
+      return;
+    }
     try {
       if (entry.state == CacheEntry.State.DIRTY) {
         dirtyWriteBacks++;

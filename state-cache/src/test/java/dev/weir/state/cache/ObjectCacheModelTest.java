@@ -167,6 +167,9 @@ class ObjectCacheModelTest {
         log("prefix " + s(prefix));
         List<String> actual = collect(store.prefix(prefix, CODER));
         assertThat(actual).as("prefix").isEqualTo(render(model.subMap(prefix, true, ByteKeys.prefixEnd(prefix), false)));
+      } else if (dice < 83) {
+        log("safePoint");
+        cache.safePoint();
       } else if (dice < 85) {
         log("flush");
         cache.flush();
