@@ -363,7 +363,7 @@ final class JobMonitoring implements AutoCloseable {
   }
 
   private final class ContainerView implements WeirMXBeans.ContainerMXBean {
-    private static final ObjectCacheStats NO_CACHE = new ObjectCacheStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    private static final ObjectCacheStats NO_CACHE = new ObjectCacheStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     private final Container container;
 
     ContainerView(Container container) {

@@ -35,9 +35,13 @@ public final class CachedStore {
    */
   private int dirtyLive;
 
+  /** The keys the byte store may hold (see {@link StoredKeyFilter}); built from the store's keys at construction. */
+  private final StoredKeyFilter stored = new StoredKeyFilter(0);
+
   CachedStore(ObjectCache owner, SortedByteStore bytes) {
     this.owner = owner;
     this.bytes = bytes;
+    rebuildFilter();
   }
 
   /** The store's name. */
@@ -45,8 +49,13 @@ public final class CachedStore {
     return bytes.name();
   }
 
-  /** The byte store underneath; writing to it directly bypasses (and may contradict) the cache. */
+  /**
+   * The byte store underneath; writing to it directly bypasses (and may contradict) the cache.
+   * Handing it out turns off the filter of stored keys for good, so that keys written there are
+   * still found by the cache's reads.
+   */
   public SortedByteStore byteStore() {
+    stored.disable();
     return bytes;
   }
 
@@ -91,7 +100,13 @@ public final class CachedStore {
       return value;
     }
     owner.misses++;
-    V value = read(key.bytes, coder);
+    V value;
+    if (stored.mightContain(key.hashCode())) {
+      value = read(key.bytes, coder);
+    } else {
+      owner.absentByFilter++; // never written: no store lookup
+      value = null;
+    }
     owner.cache.put(key, new CacheEntry(key, value, coder, State.CLEAN, value != null, owner.epoch));
     return value;
   }
@@ -292,6 +307,7 @@ public final class CachedStore {
         entry.inStore = false;
       } else {
         puts.add(new Entry<>(entry.key.bytes, encode(entry)));
+        stored.add(entry.key.hashCode());
         entry.inStore = true;
       }
       entry.state = State.CLEAN;
@@ -303,6 +319,9 @@ public final class CachedStore {
     if (kept == null) {
       dirtyLive = 0;
       dirty = new ArrayList<>(Math.min(Math.max(16, dirty.size()), 1 << 16));
+      if (stored.wantsRebuild()) {
+        rebuildFilter(); // a full flush: the store now holds every key it should
+      }
     } else {
       dirtyLive = kept.size();
       dirty = kept;
@@ -318,6 +337,28 @@ public final class CachedStore {
       }
     } else {
       bytes.put(entry.key.bytes, encode(entry));
+      stored.add(entry.key.hashCode());
+    }
+  }
+
+  /** Rebuilds the filter of stored keys from the keys the byte store holds now, sized to them. */
+  private void rebuildFilter() {
+    if (stored.disabled()) {
+      return; // for good: the byte store was handed out, or it held too many keys
+    }
+    int[] hashes = new int[1024];
+    int n = 0;
+    try (StoreIterator<byte[], byte[]> it = bytes.all()) {
+      while (it.hasNext()) {
+        if (n == hashes.length) {
+          hashes = java.util.Arrays.copyOf(hashes, n * 2);
+        }
+        hashes[n++] = new StateKey(this, it.next().getKey()).hashCode();
+      }
+    }
+    stored.resize(n);
+    for (int i = 0; i < n; i++) {
+      stored.add(hashes[i]);
     }
   }
 

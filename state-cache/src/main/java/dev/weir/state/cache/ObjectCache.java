@@ -119,6 +119,7 @@ public final class ObjectCache implements AutoCloseable {
   long dirtyWriteBacks;
   long flushedEntries;
   long elidedDeletes;
+  long absentByFilter;
   long bytesEncoded;
   long bytesDecoded;
   private long flushes;
@@ -285,7 +286,7 @@ public final class ObjectCache implements AutoCloseable {
       dirty += store.dirtyEntries();
     }
     return new ObjectCacheStats(hits, misses, evictions, dirtyWriteBacks, flushedEntries,
-        bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize(), dirty, elidedDeletes);
+        bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize(), dirty, elidedDeletes, absentByFilter);
   }
 
   /**

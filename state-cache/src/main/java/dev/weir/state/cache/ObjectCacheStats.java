@@ -17,6 +17,8 @@ package dev.weir.state.cache;
  * @param dirtyEntries entries waiting to be encoded and written back (the commit backlog)
  * @param elidedDeletes deletes that never reached the byte store because it did not hold the key
  *     (state created and cleared between two write-backs)
+ * @param absentByFilter misses answered "absent" by the filter of stored keys, without a store
+ *     lookup (included in {@code misses})
  */
 public record ObjectCacheStats(
     long hits,
@@ -30,7 +32,8 @@ public record ObjectCacheStats(
     long flushNanos,
     long entries,
     long dirtyEntries,
-    long elidedDeletes) {
+    long elidedDeletes,
+    long absentByFilter) {
 
   /** hits / (hits + misses), or 0 when nothing was read. */
   public double hitRate() {

@@ -284,6 +284,41 @@ class ObjectCacheTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
+  void aMissOnAKeyNeverWritten_isAnsweredWithoutTheStore_aWrittenOneFromIt(Backend backend) {
+    CachedStore store = open(backend, 1);
+    assertThat(store.get(b("new-window-hold"), coder)).isNull();
+    assertThat(cache.stats().absentByFilter()).isEqualTo(1);
+    store.put(b("written"), 7L, coder);
+    cache.safePoint();
+    store.put(b("other"), 8L, coder); // evicts "written": written back at the safe point
+    cache.safePoint();
+    store.put(b("third"), 9L, coder);
+    cache.flush();
+    assertThat(store.get(b("written"), coder)).isEqualTo(7L);
+    assertThat(store.get(b("other"), coder)).isEqualTo(8L);
+    assertThat(cache.stats().absentByFilter()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Backend.class, names = "ROCKSDB")
+  void aReopenedStore_findsEveryKeyItHolds(Backend backend) {
+    CachedStore store = open(backend, 10);
+    for (long i = 0; i < 100; i++) {
+      store.put(b("k" + i), i, coder);
+    }
+    cache.commit(Map.of());
+    cache.close();
+    storage.close();
+    store = open(backend, 10);
+    for (long i = 0; i < 100; i++) {
+      assertThat(store.get(b("k" + i), coder)).as("k%d", i).isEqualTo(i);
+    }
+    assertThat(store.get(b("k100"), coder)).isNull();
+    assertThat(cache.stats().absentByFilter()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
   void aRangeRead_writesBackOnlyTheDirtyCellsInItsRange(Backend backend) {
     CachedStore store = open(backend, 100);
     store.put(b("a/1"), 1L, coder);
