@@ -63,7 +63,8 @@ final class WeirKafkaProducer implements SystemProducer {
       throw new IllegalArgumentException("the partition key of an envelope to " + envelope.getSystemStream()
           + " must be the partition index (an Integer), not " + envelope.getPartitionKey());
     }
-    if (!(envelope.getMessage() instanceof byte[] message)
+    Object message = envelope.getMessage(); // null: a delete in a store's changelog (a tombstone)
+    if ((message != null && !(message instanceof byte[]))
         || (envelope.getKey() != null && !(envelope.getKey() instanceof byte[]))) {
       throw new IllegalArgumentException("system " + system + " sends bytes; the stream " + envelope.getSystemStream()
           + " needs a serde (Weir configures WeirMessageSerde)");
@@ -74,7 +75,7 @@ final class WeirKafkaProducer implements SystemProducer {
     }
     try {
       p.send(new ProducerRecord<>(envelope.getSystemStream().getStream(), partition, (byte[]) envelope.getKey(),
-          message), (metadata, exception) -> {
+          (byte[]) message), (metadata, exception) -> {
             if (exception != null) {
               failure.compareAndSet(null, exception);
             }
