@@ -124,14 +124,18 @@ final class SamzaJobConfig {
     }
     this.checkpointDirectory = "org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory"
         .equals(c.get("task.checkpoint.factory")) ? c.get("task.checkpoint.path") : null;
+    if (checkpointDirectory != null) {
+      c.putIfAbsent("task.checkpoint.write.versions", "1"); // the file checkpoint manager writes only version 1
+    }
     if (samzaStores) {
       String store = "stores." + STATE_STORE + ".";
       c.put(store + "factory", "org.apache.samza.storage.kv.RocksDbKeyValueStorageEngineFactory");
       c.put(store + "key.serde", "weir-bytes");
       c.put(store + "msg.serde", "weir-bytes");
-      c.put(store + "changelog", KAFKA_SYSTEM + "." + prefix + "." + jobName + "." + runId + "." + STATE_STORE
-          + "-changelog");
-      this.changelogTopic = prefix + "." + jobName + "." + runId + "." + STATE_STORE + "-changelog";
+      // no dots: samza-core writes a store's changelog partition as system.stream.partition into the
+      // store directory's OFFSET file and cannot read a stream name with dots back
+      this.changelogTopic = prefix + "-" + jobName + "-" + runId + "-" + STATE_STORE + "-changelog";
+      c.put(store + "changelog", KAFKA_SYSTEM + "." + changelogTopic);
       c.put("serializers.registry.weir-bytes.class", "org.apache.samza.serializers.ByteSerdeFactory");
       c.put("task.commit.ms", "-1"); // the tasks commit themselves, after flushing Weir's object cache
     } else {

@@ -59,9 +59,14 @@ final class WeirKafkaProducer implements SystemProducer {
   @Override
   public void send(String source, OutgoingMessageEnvelope envelope) {
     rethrow();
-    if (!(envelope.getPartitionKey() instanceof Integer partition)) {
+    int partition;
+    if (envelope.getPartitionKey() instanceof Integer index) {
+      partition = index;
+    } else if (envelope.getPartitionKey() instanceof org.apache.samza.Partition p) {
+      partition = p.getPartitionId(); // samza-core's changelog trim during a restore
+    } else {
       throw new IllegalArgumentException("the partition key of an envelope to " + envelope.getSystemStream()
-          + " must be the partition index (an Integer), not " + envelope.getPartitionKey());
+          + " must be the partition index (an Integer or a samza-api Partition), not " + envelope.getPartitionKey());
     }
     Object message = envelope.getMessage(); // null: a delete in a store's changelog (a tombstone)
     if ((message != null && !(message instanceof byte[]))

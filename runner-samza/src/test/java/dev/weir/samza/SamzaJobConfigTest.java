@@ -64,7 +64,7 @@ class SamzaJobConfigTest {
         .containsEntry("stores.weir-state.factory", "org.apache.samza.storage.kv.RocksDbKeyValueStorageEngineFactory")
         .containsEntry("stores.weir-state.key.serde", "weir-bytes")
         .containsEntry("stores.weir-state.msg.serde", "weir-bytes")
-        .containsEntry("stores.weir-state.changelog", "weir-kafka.weir.my_job." + config.runId() + ".weir-state-changelog")
+        .containsEntry("stores.weir-state.changelog", "weir-kafka.weir-my_job-" + config.runId() + "-weir-state-changelog")
         .containsEntry("task.name.grouper.factory",
             "org.apache.samza.container.grouper.task.SingleContainerGrouperFactory");
     assertThat(config.commitMs()).isEqualTo(500);
@@ -151,6 +151,7 @@ class SamzaJobConfigTest {
         .containsEntry("task.name.grouper.factory", "org.apache.samza.container.grouper.task.GroupByContainerCountFactory")
         .containsEntry("task.checkpoint.factory", "org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory")
         .containsEntry("task.checkpoint.path", "/tmp/st/samza-j-run7/checkpoints")
+        .containsEntry("task.checkpoint.write.versions", "1")
         .containsEntry("job.logged.store.base.dir", "/tmp/st/samza-j-run7/samza-logged-stores")
         .containsEntry("task.commit.ms", "-1");
     assertThat(config.runId()).isEqualTo("run7");
