@@ -34,9 +34,9 @@ import org.apache.samza.storage.kv.KeyValueStore;
  * <p>Commit: writes go straight into the Samza store (and its changelog producer); there is no
  * staging here and {@link #commit} only writes the commit record. Durability is samza-core's: at a
  * Samza commit the store and its changelog are flushed before the task's input offsets are
- * checkpointed. It is not one atomic batch (a process that dies inside that flush may leave part of
- * a commit's writes in the changelog), unlike {@code RocksDbStorage}'s commits; see
- * {@link SamzaStageTaskFactory} for what that promises.
+ * checkpointed, and with samza-core's transactional state (its default) the checkpoint records the
+ * changelog offset, so a restore trims what was written after it. See {@link SamzaStageTaskFactory}
+ * for what that promises.
  *
  * <p>Threading: samza-core calls a task from one thread at a time; the storage is confined to it.
  * {@link #close} does not close the Samza store (samza-core owns it).

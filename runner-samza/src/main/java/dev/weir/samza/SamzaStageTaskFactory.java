@@ -52,15 +52,17 @@ import org.apache.samza.task.WindowableTask;
  * and its changelog, then writes the checkpoint of the task's input offsets. The same happens
  * before the task asks to shut down.
  *
- * <p>What that promises, as Samza does without Kafka transactions: input is at-least-once. After
- * a restart the task resumes from its last checkpointed input offsets with its store as the
- * changelog has it; the store holds at least the effect of every envelope before those offsets,
- * and may hold effects of envelopes after them (the changelog is written before the checkpoint,
- * and a process can die in between, or the object cache can evict a dirty value early), which
- * are then applied again; outputs sent after the last checkpoint are sent again. State is exactly
- * once only for updates that are idempotent per input record (e.g. keyed by the record's source
- * partition and offset). Source splits of Beam sources have no Samza offsets yet: a restarted
- * source task reads its split from the start (see {@code BeamSourceSystemFactory}).
+ * <p>What that promises (samza-core 1.8 with its defaults, transactional state on: the
+ * checkpoint records each store's changelog offset next to the input offsets). After a process
+ * dies, a restarted task gets its store as of its last checkpoint (the local store directory if it
+ * is kept, else the changelog up to the recorded offset; changelog writes after it are trimmed) and
+ * resumes its intermediate-stream inputs at the offsets of that same checkpoint: its state is
+ * exactly once with respect to those inputs. What it sent after the last checkpoint is sent again
+ * (at-least-once output), as Samza does without Kafka transactions. Source splits of Beam sources
+ * have no Samza offsets yet: a restarted source task reads its split from the start again (for
+ * KafkaIO: from its configured start offsets), so records it had already sent reach the downstream
+ * stages again; only state updates that are idempotent per source record (e.g. keyed by the
+ * record's partition and offset, as in {@code SamzaStandaloneKillIT}) make the counts exact.
  *
  * <p>Threading: samza-core calls each task from one thread at a time.
  */
