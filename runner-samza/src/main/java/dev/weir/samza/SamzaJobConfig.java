@@ -47,6 +47,7 @@ final class SamzaJobConfig {
   static final String USER_DELETE_TOPICS = "weir.kafka.delete.topics";
   /** Config prefix of Weir's grouping: physical stream name to the stage that reads it. */
   static final String GROUPER_PREFIX = "weir.grouper.stage-of.";
+  private static final String FILE_CHECKPOINTS = "org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory";
   /** The Samza store of every task's Weir state. */
   static final String STATE_STORE = "weir-state";
   /** Samza's default commit interval, ms; the tasks' own commit interval unless the user sets task.commit.ms. */
@@ -117,15 +118,19 @@ final class SamzaJobConfig {
     if (standalone) {
       c.put("job.container.count", Long.toString(containers));
       c.put("task.name.grouper.factory", "org.apache.samza.container.grouper.task.GroupByContainerCountFactory");
-      c.putIfAbsent("task.checkpoint.factory", "org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory");
-      c.putIfAbsent("task.checkpoint.path", runDirectory.resolve("checkpoints").toString());
+      c.putIfAbsent("task.checkpoint.factory", WeirKafkaCheckpointManagerFactory.class.getName());
+      c.put(WeirKafkaCheckpointManagerFactory.TOPIC_CONFIG, prefix + "-" + jobName + "-" + runId + "-checkpoints");
+      if (FILE_CHECKPOINTS.equals(c.get("task.checkpoint.factory"))) {
+        c.putIfAbsent("task.checkpoint.path", runDirectory.resolve("checkpoints").toString());
+      }
     } else {
       c.put("task.name.grouper.factory", "org.apache.samza.container.grouper.task.SingleContainerGrouperFactory");
     }
-    this.checkpointDirectory = "org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory"
-        .equals(c.get("task.checkpoint.factory")) ? c.get("task.checkpoint.path") : null;
-    if (checkpointDirectory != null) {
-      c.putIfAbsent("task.checkpoint.write.versions", "1"); // the file checkpoint manager writes only version 1
+    this.checkpointDirectory = FILE_CHECKPOINTS.equals(c.get("task.checkpoint.factory"))
+        ? c.get("task.checkpoint.path") : null;
+    if (checkpointDirectory != null
+        || WeirKafkaCheckpointManagerFactory.class.getName().equals(c.get("task.checkpoint.factory"))) {
+      c.putIfAbsent("task.checkpoint.write.versions", "1"); // both managers write version 1 only
     }
     if (samzaStores) {
       String store = "stores." + STATE_STORE + ".";

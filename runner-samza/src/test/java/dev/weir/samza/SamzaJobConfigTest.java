@@ -140,7 +140,7 @@ class SamzaJobConfigTest {
   }
 
   @Test
-  void standalone_processorIdAndContainerCountFromTheUser_groupByContainerCount_fileCheckpoints() {
+  void standalone_processorIdAndContainerCountFromTheUser_groupByContainerCount_kafkaCheckpoints() {
     WeirSettings settings = settings("--executionEnvironment=SAMZA_STANDALONE", "--parallelism=3", "--jobName=J",
         "--stateDirectory=/tmp/st", "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,processor.id=2,"
             + "job.container.count=3,job.id=run7");
@@ -149,15 +149,23 @@ class SamzaJobConfigTest {
         .containsEntry("job.container.count", "3")
         .containsEntry("job.id", "run7")
         .containsEntry("task.name.grouper.factory", "org.apache.samza.container.grouper.task.GroupByContainerCountFactory")
-        .containsEntry("task.checkpoint.factory", "org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory")
-        .containsEntry("task.checkpoint.path", "/tmp/st/samza-j-run7/checkpoints")
+        .containsEntry("task.checkpoint.factory", WeirKafkaCheckpointManagerFactory.class.getName())
+        .containsEntry("weir.checkpoint.topic", "weir-j-run7-checkpoints")
         .containsEntry("task.checkpoint.write.versions", "1")
         .containsEntry("job.logged.store.base.dir", "/tmp/st/samza-j-run7/samza-logged-stores")
         .containsEntry("task.commit.ms", "-1");
     assertThat(config.runId()).isEqualTo("run7");
     assertThat(config.standalone()).isTrue();
     assertThat(config.commitMs()).isEqualTo(SamzaJobConfig.DEFAULT_COMMIT_MS);
-    assertThat(config.checkpointDirectory()).isEqualTo("/tmp/st/samza-j-run7/checkpoints");
+    assertThat(config.checkpointDirectory()).isNull();
+    // samza-core's file checkpoints instead, when the user picks them
+    WeirSettings files = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st", "--jobName=J",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,processor.id=0,job.container.count=1,"
+            + "task.checkpoint.factory=org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory");
+    SamzaJobConfig fileConfig = new SamzaJobConfig(countPlan(files), files, "job-1");
+    assertThat(fileConfig.checkpointDirectory()).isEqualTo("/tmp/st/samza-j-1/checkpoints");
+    assertThat(fileConfig.config()).containsEntry("task.checkpoint.path", "/tmp/st/samza-j-1/checkpoints")
+        .containsEntry("task.checkpoint.write.versions", "1");
     // the same config in another process: the same topics (no random run id)
     assertThat(new SamzaJobConfig(countPlan(settings), settings, "job-2").topics()).isEqualTo(config.topics());
   }
