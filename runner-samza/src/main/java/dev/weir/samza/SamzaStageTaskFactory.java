@@ -87,7 +87,7 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
   SamzaStageTaskFactory(JobPlan plan, WeirSettings settings, StepMetrics metrics, Map<String, String> topics,
       Path stateDirectory, boolean samzaStores, long commitMs) {
     this.samzaStores = samzaStores;
-    this.commitNs = commitMs * 1_000_000L;
+    this.commitNs = Math.min(commitMs, Long.MAX_VALUE / 1_000_000L) * 1_000_000L;
     this.plan = plan;
     this.settings = settings;
     this.metrics = metrics;
