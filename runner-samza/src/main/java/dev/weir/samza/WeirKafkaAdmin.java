@@ -132,13 +132,19 @@ final class WeirKafkaAdmin implements SystemAdmin {
 
   /**
    * Checks that the topic exists with at least the spec's partition count (a store's changelog:
-   * one partition per task).
+   * one partition per task), waiting up to the time-out for a topic just created.
    *
    * @throws StreamValidationException naming the topic, the broker and the counts
    */
   @Override
   public void validateStream(StreamSpec spec) throws StreamValidationException {
     String topic = spec.getPhysicalName();
+    try {
+      // a topic just created may be unknown to the broker's metadata for a moment
+      awaitTopics(Map.of(topic, spec.getPartitionCount()));
+    } catch (IllegalStateException e) {
+      // not there with that partition count in time: the description below says what is there
+    }
     Map<String, TopicDescription> described = await("describe topic " + topic,
         () -> admin().describeTopics(List.of(topic)).allTopicNames().get(settings.timeoutMs(), TimeUnit.MILLISECONDS));
     TopicDescription d = described.get(topic);
