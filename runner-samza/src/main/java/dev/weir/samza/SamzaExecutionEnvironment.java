@@ -12,13 +12,13 @@ import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.SourceSpec;
 import dev.weir.runner.translation.StagePlan;
 import dev.weir.runner.translation.StreamPlan;
-import dev.weir.state.StateBackend;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -40,13 +40,17 @@ import org.slf4j.LoggerFactory;
  * in this JVM) as a {@link SamzaTaskApplication}, each Samza task hosting the embedded executor's
  * task of the same name ({@link SamzaStageTaskFactory}); the intermediate streams are Kafka topics
  * that this run creates (partitions = the consuming stage's partitions) and, after a normal end,
- * deletes; Beam sources are read in this JVM. {@link ExecutionEnvironment#SAMZA_STANDALONE}
- * (several processes) is not supported yet and fails at {@link #check}.
+ * deletes; Beam sources are read in this JVM. {@link ExecutionEnvironment#SAMZA_STANDALONE}:
+ * every process runs the same main with its own {@code processor.id}; samza-core's passthrough
+ * coordinator gives it its share of the tasks ({@link SamzaJobConfig}); every process creates the
+ * (same) topics if missing, and none deletes them or its directories at the end, so a process
+ * started again with the same {@code processor.id} finds its changelog, checkpoints and store
+ * directories. Each process translates the pipeline itself, so its sources split the same way.
  *
- * <p>At start the final Samza config is logged (INFO). Not yet (issue 15): source splits in the
- * config for other processes, checkpoints of unbounded sources in Samza's checkpoint manager,
- * state in Samza stores with changelogs (state stays in Weir's own stores, not restored after a
- * failure).
+ * <p>State with {@code --stateBackend=rocksdb}: Samza stores with Kafka changelogs
+ * ({@link SamzaStageTaskFactory}). At start the final Samza config is logged (INFO). Not yet
+ * (issue 15): source positions in Samza's checkpoints (a restarted source task re-reads its split
+ * from the start), ZooKeeper coordination.
  *
  * <p>Threading: stateless; {@link #run} may be called from any thread, once per job.
  */
@@ -60,15 +64,11 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
   }
 
   /**
-   * Rejects SAMZA_STANDALONE (not yet supported), a TestStream (only the embedded executor
+   * Rejects a TestStream (only the embedded executor
    * replays one) and a stream whose element coder the translation does not know.
    */
   @Override
   public void check(JobPlan plan, WeirSettings settings) {
-    if (settings.executionEnvironment() == ExecutionEnvironment.SAMZA_STANDALONE) {
-      throw new UnsupportedOperationException("not yet supported: SAMZA_STANDALONE (issue #15); use "
-          + "--executionEnvironment=SAMZA_LOCAL (one process) or EMBEDDED");
-    }
     for (StagePlan stage : plan.stages()) {
       if (stage.source() instanceof SourceSpec.Test) {
         throw new UnsupportedOperationException(stage.nodes().get(0).stepName() + " is a TestStream, which only "
@@ -104,11 +104,14 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       }
       admin.createTopics(partitions, config.replication());
       admin.awaitTopics(partitions);
-      Path taskState = settings.stateBackend() == StateBackend.ROCKSDB ? config.runDirectory().resolve("weir") : null;
-      SamzaStageTaskFactory tasks = new SamzaStageTaskFactory(plan, settings, metrics, config.topics(), taskState);
+      if (config.checkpointDirectory() != null) {
+        Files.createDirectories(Path.of(config.checkpointDirectory()));
+      }
+      SamzaStageTaskFactory tasks = new SamzaStageTaskFactory(plan, settings, metrics, config.topics(), null,
+          config.samzaStores(), config.commitMs());
       SamzaTaskApplication app = new SamzaTaskApplication(plan, jobId, config.topics(), tasks);
-      LOG.info("Weir job {} on Samza (SAMZA_LOCAL, run {}): {} stage(s), {} task(s), topics {}; Samza config:\n{}",
-          config.jobName(), config.runId(), plan.stages().size(), plan.taskCount(), config.topics().values(),
+      LOG.info("Weir job {} on Samza ({}, run {}): {} stage(s), {} task(s), topics {}; Samza config:\n{}",
+          config.jobName(), settings.executionEnvironment(), config.runId(), plan.stages().size(), plan.taskCount(), config.topics().values(),
           config.config().entrySet().stream().map(e -> "  " + e.getKey() + "=" + e.getValue())
               .collect(Collectors.joining("\n")));
       LocalApplicationRunner runner = new LocalApplicationRunner(app, new MapConfig(config.config()));
@@ -116,6 +119,12 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       runner.run((ExternalContext) null);
       job.watch();
       return WeirPipelineResult.of(job);
+    } catch (IOException e) {
+      binding.close();
+      if (admin != null) {
+        admin.stop();
+      }
+      throw new IllegalStateException("cannot create the checkpoint directory of the Samza job: " + e, e);
     } catch (RuntimeException | Error e) {
       binding.close();
       if (admin != null) {
@@ -168,15 +177,19 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       boolean normal = failure == null && !cancelled;
       try {
         binding.close();
-        if (normal && config.deleteTopics()) {
+        if (normal && config.deleteTopics() && !config.standalone()) {
           try {
-            admin.deleteTopics(new ArrayList<>(config.topics().values()));
+            List<String> topics = new ArrayList<>(config.topics().values());
+            if (config.changelogTopic() != null) {
+              topics.add(config.changelogTopic());
+            }
+            admin.deleteTopics(topics);
           } catch (RuntimeException e) {
             LOG.warn("Weir job {}: could not delete its topics {}", config.jobName(), config.topics().values(), e);
           }
         }
         admin.stop();
-        if (stateDirectory != null) {
+        if (stateDirectory != null && !config.standalone()) {
           deleteRecursively(stateDirectory);
         }
       } finally {

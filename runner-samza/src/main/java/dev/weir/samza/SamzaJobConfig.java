@@ -1,11 +1,13 @@
 package dev.weir.samza;
 
+import dev.weir.runner.ExecutionEnvironment;
 import dev.weir.runner.WeirSettings;
 import dev.weir.runner.application.WeirTaskApplication;
 import dev.weir.runner.samza.WeirJobs;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StagePlan;
 import dev.weir.runner.translation.StreamPlan;
+import dev.weir.state.StateBackend;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -45,6 +47,11 @@ final class SamzaJobConfig {
   static final String USER_DELETE_TOPICS = "weir.kafka.delete.topics";
   /** Config prefix of Weir's grouping: physical stream name to the stage that reads it. */
   static final String GROUPER_PREFIX = "weir.grouper.stage-of.";
+  private static final String FILE_CHECKPOINTS = "org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory";
+  /** The Samza store of every task's Weir state. */
+  static final String STATE_STORE = "weir-state";
+  /** Samza's default commit interval, ms; the tasks' own commit interval unless the user sets task.commit.ms. */
+  static final long DEFAULT_COMMIT_MS = 60_000L;
   /** Milliseconds between two ticks of a task (bundle time-outs, processing-time timers). */
   static final int TICK_MS = 10;
 
@@ -55,6 +62,11 @@ final class SamzaJobConfig {
   private final short replication;
   private final boolean deleteTopics;
   private final java.nio.file.Path runDirectory;
+  private final boolean standalone;
+  private final boolean samzaStores;
+  private final long commitMs;
+  private final String checkpointDirectory;
+  private final String changelogTopic;
 
   /**
    * @param jobId the id under which the job's sources are bound in this JVM ({@link WeirJobs})
@@ -64,7 +76,26 @@ final class SamzaJobConfig {
   SamzaJobConfig(JobPlan plan, WeirSettings settings, String jobId) {
     Map<String, String> user = settings.samzaConfig();
     this.jobName = sanitize(settings.pipelineOptions().getJobName());
-    this.runId = UUID.randomUUID().toString().substring(0, 8);
+    this.standalone = settings.executionEnvironment() == ExecutionEnvironment.SAMZA_STANDALONE;
+    this.samzaStores = settings.stateBackend() == StateBackend.ROCKSDB;
+    this.runId = standalone ? sanitize(user.getOrDefault("job.id", "1")) : UUID.randomUUID().toString().substring(0, 8);
+    long containers = 1;
+    long processor = 0;
+    if (standalone) {
+      String where = " (--executionEnvironment=SAMZA_STANDALONE: every process runs the same main with its own "
+          + "processor.id, 0 .. job.container.count - 1, in --samzaConfig or --samzaConfigOverride)";
+      if (!user.containsKey("processor.id") || !user.containsKey("job.container.count")) {
+        throw new IllegalArgumentException("missing " + java.util.stream.Stream.of("processor.id", "job.container.count")
+            .filter(k -> !user.containsKey(k)).collect(java.util.stream.Collectors.joining(" and ")) + where);
+      }
+      containers = positive(user, "job.container.count", "1", 10_000);
+      processor = nonNegative(user, "processor.id");
+      if (processor >= containers) {
+        throw new IllegalArgumentException("processor.id=" + processor + " is out of range; allowed: 0 to "
+            + (containers - 1) + " (job.container.count=" + containers + ")" + where);
+      }
+    }
+    this.commitMs = positive(user, "task.commit.ms", Long.toString(DEFAULT_COMMIT_MS), Long.MAX_VALUE);
     String servers = user.get(USER_BOOTSTRAP_SERVERS);
     if (servers == null || servers.isBlank()) {
       throw new IllegalArgumentException("--executionEnvironment=" + settings.executionEnvironment() + " needs "
@@ -74,8 +105,8 @@ final class SamzaJobConfig {
     this.replication = (short) positive(user, USER_REPLICATION, "1", Short.MAX_VALUE);
     long timeoutMs = positive(user, USER_TIMEOUT_MS, Long.toString(KafkaSettings.DEFAULT_TIMEOUT_MS), Long.MAX_VALUE);
     this.deleteTopics = !"false".equalsIgnoreCase(user.getOrDefault(USER_DELETE_TOPICS, "true").trim());
-    this.runDirectory = settings.stateDirectory().resolve("samza-" + jobName + "-" + runId).toAbsolutePath();
     String prefix = sanitize(user.getOrDefault(USER_TOPIC_PREFIX, "weir"));
+    this.runDirectory = settings.stateDirectory().resolve("samza-" + jobName + "-" + runId).toAbsolutePath();
     for (StreamPlan stream : plan.streams()) {
       topics.put(stream.name(), prefix + "." + jobName + "." + runId + "." + stream.name());
     }
@@ -83,12 +114,42 @@ final class SamzaJobConfig {
     c.put("job.name", jobName);
     c.put("job.id", runId);
     c.put("job.coordinator.factory", "org.apache.samza.standalone.PassthroughJobCoordinatorFactory");
-    c.put("processor.id", "0");
-    c.put("task.name.grouper.factory", "org.apache.samza.container.grouper.task.SingleContainerGrouperFactory");
+    c.put("processor.id", Long.toString(processor));
+    if (standalone) {
+      c.put("job.container.count", Long.toString(containers));
+      c.put("task.name.grouper.factory", "org.apache.samza.container.grouper.task.GroupByContainerCountFactory");
+      c.putIfAbsent("task.checkpoint.factory", WeirKafkaCheckpointManagerFactory.class.getName());
+      c.put(WeirKafkaCheckpointManagerFactory.TOPIC_CONFIG, prefix + "-" + jobName + "-" + runId + "-checkpoints");
+      if (FILE_CHECKPOINTS.equals(c.get("task.checkpoint.factory"))) {
+        c.putIfAbsent("task.checkpoint.path", runDirectory.resolve("checkpoints").toString());
+      }
+    } else {
+      c.put("task.name.grouper.factory", "org.apache.samza.container.grouper.task.SingleContainerGrouperFactory");
+    }
+    this.checkpointDirectory = FILE_CHECKPOINTS.equals(c.get("task.checkpoint.factory"))
+        ? c.get("task.checkpoint.path") : null;
+    if (checkpointDirectory != null
+        || WeirKafkaCheckpointManagerFactory.class.getName().equals(c.get("task.checkpoint.factory"))) {
+      c.putIfAbsent("task.checkpoint.write.versions", "1"); // both managers write version 1 only
+    }
+    if (samzaStores) {
+      String store = "stores." + STATE_STORE + ".";
+      c.put(store + "factory", "org.apache.samza.storage.kv.RocksDbKeyValueStorageEngineFactory");
+      c.put(store + "key.serde", "weir-bytes");
+      c.put(store + "msg.serde", "weir-bytes");
+      // no dots: samza-core writes a store's changelog partition as system.stream.partition into the
+      // store directory's OFFSET file and cannot read a stream name with dots back
+      this.changelogTopic = prefix + "-" + jobName + "-" + runId + "-" + STATE_STORE + "-changelog";
+      c.put(store + "changelog", KAFKA_SYSTEM + "." + changelogTopic);
+      c.put("serializers.registry.weir-bytes.class", "org.apache.samza.serializers.ByteSerdeFactory");
+      c.put("task.commit.ms", "-1"); // the tasks commit themselves, after flushing Weir's object cache
+    } else {
+      this.changelogTopic = null;
+    }
     c.put("job.systemstreampartition.grouper.factory", WeirStreamGrouperFactory.class.getName());
     c.put("task.window.ms", Integer.toString(TICK_MS));
-    // Samza's own store directories (Weir keeps no state in Samza stores yet): under the run's
-    // directory rather than the working directory, unless the user chose them
+    // Samza's own store directories: under the run's directory rather than the working directory,
+    // unless the user chose them
     c.putIfAbsent("job.jmx.enabled", "false"); // Weir registers its own MBeans; a JMX server per run costs ~1 s
     c.putIfAbsent("job.logged.store.base.dir", runDirectory.resolve("samza-logged-stores").toString());
     c.putIfAbsent("job.non-logged.store.base.dir", runDirectory.resolve("samza-stores").toString());
@@ -144,6 +205,31 @@ final class SamzaJobConfig {
     return runDirectory;
   }
 
+  /** Whether this is a SAMZA_STANDALONE run (several processes; topics and directories kept). */
+  boolean standalone() {
+    return standalone;
+  }
+
+  /** Whether the tasks keep their state in the Samza store {@value #STATE_STORE} (with a changelog). */
+  boolean samzaStores() {
+    return samzaStores;
+  }
+
+  /** The tasks' commit interval, ms (the user's {@code task.commit.ms}). */
+  long commitMs() {
+    return commitMs;
+  }
+
+  /** The Kafka topic of the state store's changelog (samza-core creates it), or null without Samza stores. */
+  String changelogTopic() {
+    return changelogTopic;
+  }
+
+  /** The directory of samza-core's file checkpoint manager (created before the run), or null. */
+  String checkpointDirectory() {
+    return checkpointDirectory;
+  }
+
   /** Replication factor of the run's topics. */
   short replication() {
     return replication;
@@ -166,6 +252,19 @@ final class SamzaJobConfig {
       throw new IllegalArgumentException(key + "=" + value + " is out of range; allowed: 1 to " + max);
     }
     return parsed;
+  }
+
+  private static long nonNegative(Map<String, String> user, String key) {
+    String value = user.get(key).trim();
+    try {
+      long parsed = Long.parseLong(value);
+      if (parsed >= 0 && parsed <= Integer.MAX_VALUE) {
+        return parsed;
+      }
+    } catch (NumberFormatException e) {
+      // below
+    }
+    throw new IllegalArgumentException(key + "=" + value + " is not a processor id; allowed: an integer from 0");
   }
 
   /** A Kafka-topic- and Samza-safe name: letters, digits, '-' and '_', at most 80 characters. */

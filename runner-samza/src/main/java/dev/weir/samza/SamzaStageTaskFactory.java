@@ -6,6 +6,7 @@ import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StreamPlan;
 import java.nio.file.Path;
+import org.apache.samza.storage.kv.KeyValueStore;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.samza.context.Context;
@@ -32,9 +33,36 @@ import org.apache.samza.task.WindowableTask;
  * tick. A task whose input ended and whose output is sent asks samza-core to shut it down
  * ({@link TaskCoordinator.RequestScope#CURRENT_TASK}); when every task has, the container ends.
  *
- * <p>State: the task's keyed state and timers live in Weir's own stores ({@code --stateBackend},
- * a directory per task under the run's state directory), not in Samza stores, and are not
- * restored after a failure (Samza stores with changelogs: issue 15's next slice).
+ * <p>State ({@code --stateBackend=rocksdb}): the task's keyed state, timers and holds live in its
+ * Samza store {@value SamzaJobConfig#STATE_STORE} (RocksDB, Kafka changelog) as a
+ * {@link SamzaKvStorage}, under Weir's object cache (the same {@code ContainerState} as the
+ * embedded executor: cells, timer index and commit record in Weir's own layout). samza-core
+ * restores the store from its changelog before {@code init}. With {@code --stateBackend=memory}
+ * the state is Weir's heap store, lost with the process.
+ *
+ * <p>Commit point. samza-core's own timed commit is disabled ({@code task.commit.ms=-1} in the
+ * generated config): it runs between two calls of the task and would checkpoint input offsets
+ * while the effects of the envelopes before them are still dirty in Weir's object cache, and the
+ * low-level API has no hook that runs before a commit's store flush. Instead the task commits in
+ * {@code window} (samza-core calls it every {@value SamzaJobConfig#TICK_MS} ms, never concurrently
+ * with {@code process}) once the user's {@code task.commit.ms} has passed: it finishes the open
+ * bundle and flushes the object cache into the store ({@link HostedTask#commitState}), then asks
+ * samza-core to commit now ({@link TaskCoordinator#commit}, scope {@code CURRENT_TASK}), which
+ * runs right after {@code window} returns: samza-core flushes the producers (outputs), the store
+ * and its changelog, then writes the checkpoint of the task's input offsets. The same happens
+ * before the task asks to shut down.
+ *
+ * <p>What that promises (samza-core 1.8 with its defaults, transactional state on: the
+ * checkpoint records each store's changelog offset next to the input offsets). After a process
+ * dies, a restarted task gets its store as of its last checkpoint (the local store directory if it
+ * is kept, else the changelog up to the recorded offset; changelog writes after it are trimmed) and
+ * resumes its intermediate-stream inputs at the offsets of that same checkpoint: its state is
+ * exactly once with respect to those inputs. What it sent after the last checkpoint is sent again
+ * (at-least-once output), as Samza does without Kafka transactions. Source splits of Beam sources
+ * have no Samza offsets yet: a restarted source task reads its split from the start again (for
+ * KafkaIO: from its configured start offsets), so records it had already sent reach the downstream
+ * stages again; only state updates that are idempotent per source record (e.g. keyed by the
+ * record's partition and offset, as in {@code SamzaStandaloneKillIT}) make the counts exact.
  *
  * <p>Threading: samza-core calls each task from one thread at a time.
  */
@@ -43,17 +71,23 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
   private final WeirSettings settings;
   private final StepMetrics metrics;
   private final Path stateDirectory;
+  private final boolean samzaStores;
+  private final long commitNs;
   /** Topic to stream name, for the inputs; stream name to output system stream. */
   private final Map<String, String> streamOfTopic = new HashMap<>();
   private final Map<String, SystemStream> outputOf = new HashMap<>();
 
   /**
    * @param topics the Kafka topic of each intermediate stream, by stream name
-   * @param stateDirectory the run's state directory (each task gets a sub-directory), or null for
-   *     the memory backend
+   * @param stateDirectory the run's state directory for Weir's own stores (each task gets a
+   *     sub-directory), or null: the memory backend, or Samza stores
+   * @param samzaStores whether tasks keep their state in the Samza store {@value SamzaJobConfig#STATE_STORE}
+   * @param commitMs the tasks' commit interval, ms (with Samza stores)
    */
   SamzaStageTaskFactory(JobPlan plan, WeirSettings settings, StepMetrics metrics, Map<String, String> topics,
-      Path stateDirectory) {
+      Path stateDirectory, boolean samzaStores, long commitMs) {
+    this.samzaStores = samzaStores;
+    this.commitNs = Math.min(commitMs, Long.MAX_VALUE / 1_000_000L) * 1_000_000L;
     this.plan = plan;
     this.settings = settings;
     this.metrics = metrics;
@@ -76,12 +110,21 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
     private MessageCollector collector;
     private final HostedTask.Output output = this::send;
     private boolean shutdownRequested;
+    private long lastCommitNs;
 
     @Override
+    @SuppressWarnings("unchecked")
     public void init(Context context) throws Exception {
       String name = context.getTaskContext().getTaskModel().getTaskName().getTaskName();
-      task = new HostedTask(plan, name, settings, metrics, stateDirectory == null ? null : stateDirectory.resolve(name));
+      if (samzaStores) {
+        KeyValueStore<byte[], byte[]> store =
+            (KeyValueStore<byte[], byte[]>) context.getTaskContext().getStore(SamzaJobConfig.STATE_STORE);
+        task = new HostedTask(plan, name, settings, metrics, null, new SamzaKvStorage(store));
+      } else {
+        task = new HostedTask(plan, name, settings, metrics, stateDirectory == null ? null : stateDirectory.resolve(name));
+      }
       task.open();
+      lastCommitNs = System.nanoTime();
     }
 
     @Override
@@ -107,6 +150,11 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
     public void window(MessageCollector collector, TaskCoordinator coordinator) {
       this.collector = collector;
       task.tick(output);
+      if (samzaStores && !shutdownRequested && System.nanoTime() - lastCommitNs >= commitNs) {
+        lastCommitNs = System.nanoTime();
+        task.commitState(output);
+        coordinator.commit(TaskCoordinator.RequestScope.CURRENT_TASK);
+      }
       shutDownIfDone(coordinator);
     }
 
@@ -126,6 +174,9 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
     private void shutDownIfDone(TaskCoordinator coordinator) {
       if (!shutdownRequested && task.isDone()) {
         shutdownRequested = true;
+        if (samzaStores) {
+          task.commitState(output);
+        }
         coordinator.commit(TaskCoordinator.RequestScope.CURRENT_TASK);
         coordinator.shutdown(TaskCoordinator.RequestScope.CURRENT_TASK);
       }

@@ -18,6 +18,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.samza.Partition;
 import org.apache.samza.system.StreamSpec;
+import org.apache.samza.system.StreamValidationException;
 import org.apache.samza.system.SystemAdmin;
 import org.apache.samza.system.SystemStreamMetadata;
 import org.apache.samza.system.SystemStreamPartition;
@@ -125,7 +126,32 @@ final class WeirKafkaAdmin implements SystemAdmin {
    */
   @Override
   public boolean createStream(StreamSpec spec) {
-    return createTopics(Map.of(spec.getPhysicalName(), spec.getPartitionCount()), (short) 1).contains(spec.getPhysicalName());
+    return createTopics(Map.of(spec.getPhysicalName(), spec.getPartitionCount()), (short) 1,
+        spec.isChangeLogStream()).contains(spec.getPhysicalName());
+  }
+
+  /**
+   * Checks that the topic exists with at least the spec's partition count (a store's changelog:
+   * one partition per task), waiting up to the time-out for a topic just created.
+   *
+   * @throws StreamValidationException naming the topic, the broker and the counts
+   */
+  @Override
+  public void validateStream(StreamSpec spec) throws StreamValidationException {
+    String topic = spec.getPhysicalName();
+    try {
+      // a topic just created may be unknown to the broker's metadata for a moment
+      awaitTopics(Map.of(topic, spec.getPartitionCount()));
+    } catch (IllegalStateException e) {
+      // not there with that partition count in time: the description below says what is there
+    }
+    Map<String, TopicDescription> described = await("describe topic " + topic,
+        () -> admin().describeTopics(List.of(topic)).allTopicNames().get(settings.timeoutMs(), TimeUnit.MILLISECONDS));
+    TopicDescription d = described.get(topic);
+    if (d == null || d.partitions().size() < spec.getPartitionCount()) {
+      throw new StreamValidationException("topic " + topic + " on Kafka at " + settings.bootstrapServers() + " has "
+          + (d == null ? "no" : d.partitions().size()) + " partitions; " + spec.getPartitionCount() + " needed");
+    }
   }
 
   /**
@@ -136,11 +162,20 @@ final class WeirKafkaAdmin implements SystemAdmin {
    * @throws IllegalStateException naming the broker if Kafka does not answer in time or refuses
    */
   List<String> createTopics(Map<String, Integer> partitions, short replication) {
+    return createTopics(partitions, replication, false);
+  }
+
+  /** As {@link #createTopics(Map, short)}; {@code compacted}: a store's changelog (cleanup.policy=compact). */
+  List<String> createTopics(Map<String, Integer> partitions, short replication, boolean compacted) {
     List<NewTopic> topics = new ArrayList<>();
-    partitions.forEach((name, count) -> topics.add(new NewTopic(name, count, replication)
-        .configs(Map.of("max.message.bytes", Integer.toString(KafkaSettings.MAX_MESSAGE_BYTES),
-            // a log segment must hold the largest batch; brokers set up for tests often use small ones
-            "segment.bytes", Integer.toString(2 * KafkaSettings.MAX_MESSAGE_BYTES)))));
+    Map<String, String> configs = new HashMap<>(Map.of("max.message.bytes",
+        Integer.toString(KafkaSettings.MAX_MESSAGE_BYTES),
+        // a log segment must hold the largest batch; brokers set up for tests often use small ones
+        "segment.bytes", Integer.toString(2 * KafkaSettings.MAX_MESSAGE_BYTES)));
+    if (compacted) {
+      configs.put("cleanup.policy", "compact");
+    }
+    partitions.forEach((name, count) -> topics.add(new NewTopic(name, count, replication).configs(configs)));
     var result = admin().createTopics(topics);
     List<String> created = new ArrayList<>();
     for (var e : result.values().entrySet()) {

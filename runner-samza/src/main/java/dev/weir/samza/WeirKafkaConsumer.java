@@ -25,7 +25,11 @@ import org.slf4j.LoggerFactory;
  * Samza gives (the oldest, for a new job), and read by one fetch thread into samza-api's
  * {@link BlockingEnvelopeMap}, whose queues Samza's run loop polls. Records arrive as raw bytes
  * (key: a shuffle's encoded key or null; message: {@link WeirMessageSerde}'s bytes, which Samza's
- * serde manager decodes).
+ * serde manager decodes; null for a store changelog's tombstone).
+ *
+ * <p>Head: after every fetch a partition whose lag (from the fetch response) is 0 is marked at
+ * its head ({@code setIsAtHead}), so that samza-core's blocking reads up to the head (restoring a
+ * store from its changelog, which may be empty) end instead of waiting for more records.
  *
  * <p>Back-pressure: a partition whose queue holds more than {@value #PAUSE_AT} envelopes is paused
  * until it falls below {@value #RESUME_AT}. A fetch failure stops the fetch thread and fails the
@@ -138,6 +142,9 @@ final class WeirKafkaConsumer extends BlockingEnvelopeMap {
           putAll(ssp, envelopes);
         }
         for (Map.Entry<TopicPartition, SystemStreamPartition> e : ssps.entrySet()) {
+          // at the head: samza-core's blocking reads (a store's changelog restore) end there
+          java.util.OptionalLong lag = c.currentLag(e.getKey());
+          setIsAtHead(e.getValue(), lag.isPresent() && lag.getAsLong() == 0);
           int queued = getNumMessagesInQueue(e.getValue());
           if (queued > PAUSE_AT && paused.add(e.getKey())) {
             c.pause(List.of(e.getKey()));

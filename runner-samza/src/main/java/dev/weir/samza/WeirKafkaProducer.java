@@ -59,11 +59,17 @@ final class WeirKafkaProducer implements SystemProducer {
   @Override
   public void send(String source, OutgoingMessageEnvelope envelope) {
     rethrow();
-    if (!(envelope.getPartitionKey() instanceof Integer partition)) {
+    int partition;
+    if (envelope.getPartitionKey() instanceof Integer index) {
+      partition = index;
+    } else if (envelope.getPartitionKey() instanceof org.apache.samza.Partition p) {
+      partition = p.getPartitionId(); // samza-core's changelog trim during a restore
+    } else {
       throw new IllegalArgumentException("the partition key of an envelope to " + envelope.getSystemStream()
-          + " must be the partition index (an Integer), not " + envelope.getPartitionKey());
+          + " must be the partition index (an Integer or a samza-api Partition), not " + envelope.getPartitionKey());
     }
-    if (!(envelope.getMessage() instanceof byte[] message)
+    Object message = envelope.getMessage(); // null: a delete in a store's changelog (a tombstone)
+    if ((message != null && !(message instanceof byte[]))
         || (envelope.getKey() != null && !(envelope.getKey() instanceof byte[]))) {
       throw new IllegalArgumentException("system " + system + " sends bytes; the stream " + envelope.getSystemStream()
           + " needs a serde (Weir configures WeirMessageSerde)");
@@ -74,7 +80,7 @@ final class WeirKafkaProducer implements SystemProducer {
     }
     try {
       p.send(new ProducerRecord<>(envelope.getSystemStream().getStream(), partition, (byte[]) envelope.getKey(),
-          message), (metadata, exception) -> {
+          (byte[]) message), (metadata, exception) -> {
             if (exception != null) {
               failure.compareAndSet(null, exception);
             }

@@ -59,7 +59,17 @@ class SamzaJobConfigTest {
         .containsEntry("systems.weir-kafka.bootstrap.servers", "h:1")
         .containsEntry("systems.weir-kafka.client.linger.ms", "7")
         .containsEntry("systems.weir-source.weir.job.id", "job-1")
-        .containsEntry("task.commit.ms", "500");
+        // Samza stores (--stateBackend=rocksdb, the default): the tasks commit themselves every 500 ms
+        .containsEntry("task.commit.ms", "-1")
+        .containsEntry("stores.weir-state.factory", "org.apache.samza.storage.kv.RocksDbKeyValueStorageEngineFactory")
+        .containsEntry("stores.weir-state.key.serde", "weir-bytes")
+        .containsEntry("stores.weir-state.msg.serde", "weir-bytes")
+        .containsEntry("stores.weir-state.changelog", "weir-kafka.weir-my_job-" + config.runId() + "-weir-state-changelog")
+        .containsEntry("task.name.grouper.factory",
+            "org.apache.samza.container.grouper.task.SingleContainerGrouperFactory");
+    assertThat(config.commitMs()).isEqualTo(500);
+    assertThat(config.samzaStores()).isTrue();
+    assertThat(config.standalone()).isFalse();
     assertThat(config.topics()).hasSize(plan.streams().size());
     for (StreamPlan stream : plan.streams()) {
       String topic = config.topics().get(stream.name());
@@ -130,13 +140,64 @@ class SamzaJobConfigTest {
   }
 
   @Test
-  void standalone_failsAsNotYetSupported() {
-    Pipeline p = Pipeline.create(PipelineOptionsFactory.fromArgs("--runner=WeirRunner",
-        "--executionEnvironment=SAMZA_STANDALONE", "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1").create());
-    p.apply(Create.of("a")).apply(Count.perElement());
-    assertThatThrownBy(p::run)
-        .isInstanceOf(UnsupportedOperationException.class)
-        .hasMessageStartingWith("not yet supported: SAMZA_STANDALONE (issue #15)");
+  void standalone_processorIdAndContainerCountFromTheUser_groupByContainerCount_kafkaCheckpoints() {
+    WeirSettings settings = settings("--executionEnvironment=SAMZA_STANDALONE", "--parallelism=3", "--jobName=J",
+        "--stateDirectory=/tmp/st", "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,processor.id=2,"
+            + "job.container.count=3,job.id=run7");
+    SamzaJobConfig config = new SamzaJobConfig(countPlan(settings), settings, "job-1");
+    assertThat(config.config()).containsEntry("processor.id", "2")
+        .containsEntry("job.container.count", "3")
+        .containsEntry("job.id", "run7")
+        .containsEntry("task.name.grouper.factory", "org.apache.samza.container.grouper.task.GroupByContainerCountFactory")
+        .containsEntry("task.checkpoint.factory", WeirKafkaCheckpointManagerFactory.class.getName())
+        .containsEntry("weir.checkpoint.topic", "weir-j-run7-checkpoints")
+        .containsEntry("task.checkpoint.write.versions", "1")
+        .containsEntry("job.logged.store.base.dir", "/tmp/st/samza-j-run7/samza-logged-stores")
+        .containsEntry("task.commit.ms", "-1");
+    assertThat(config.runId()).isEqualTo("run7");
+    assertThat(config.standalone()).isTrue();
+    assertThat(config.commitMs()).isEqualTo(SamzaJobConfig.DEFAULT_COMMIT_MS);
+    assertThat(config.checkpointDirectory()).isNull();
+    // samza-core's file checkpoints instead, when the user picks them
+    WeirSettings files = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st", "--jobName=J",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,processor.id=0,job.container.count=1,"
+            + "task.checkpoint.factory=org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory");
+    SamzaJobConfig fileConfig = new SamzaJobConfig(countPlan(files), files, "job-1");
+    assertThat(fileConfig.checkpointDirectory()).isEqualTo("/tmp/st/samza-j-1/checkpoints");
+    assertThat(fileConfig.config()).containsEntry("task.checkpoint.path", "/tmp/st/samza-j-1/checkpoints")
+        .containsEntry("task.checkpoint.write.versions", "1");
+    // the same config in another process: the same topics (no random run id)
+    assertThat(new SamzaJobConfig(countPlan(settings), settings, "job-2").topics()).isEqualTo(config.topics());
+  }
+
+  @Test
+  void standalone_withoutProcessorId_orOutOfRange_failsNamingTheKeys() {
+    WeirSettings missing = settings("--executionEnvironment=SAMZA_STANDALONE",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(missing), missing, "job-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("missing processor.id and job.container.count (--executionEnvironment=SAMZA_STANDALONE");
+    WeirSettings outOfRange = settings("--executionEnvironment=SAMZA_STANDALONE",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,processor.id=3,job.container.count=3");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(outOfRange), outOfRange, "job-1"))
+        .hasMessageStartingWith("processor.id=3 is out of range; allowed: 0 to 2 (job.container.count=3)");
+  }
+
+  @Test
+  void processorId_withSamzaLocal_isRejectedAsWeirs() {
+    assertThatThrownBy(() -> settings("--executionEnvironment=SAMZA_LOCAL",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,processor.id=1"))
+        .hasMessageStartingWith("--samzaConfigOverride sets processor.id, which Weir generates itself with "
+            + "--executionEnvironment=SAMZA_LOCAL");
+  }
+
+  @Test
+  void memoryBackend_keepsWeirsHeapStateAndSamzasCommits() {
+    WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL", "--stateBackend=memory",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,task.commit.ms=500");
+    SamzaJobConfig config = new SamzaJobConfig(countPlan(settings), settings, "job-1");
+    assertThat(config.samzaStores()).isFalse();
+    assertThat(config.config()).containsEntry("task.commit.ms", "500").doesNotContainKey("stores.weir-state.factory");
   }
 
   @Test

@@ -30,7 +30,13 @@ public final class SamzaUserConfig {
   /** Config keys Weir writes itself; a user may not set them. */
   public static final List<String> OWNED_KEYS = List.of("job.coordinator.factory",
       "job.systemstreampartition.grouper.factory", "task.name.grouper.factory", "app.class", "app.runner.class",
-      "task.class", "task.inputs", "task.window.ms", "job.name", "job.id", "processor.id", "job.container.count");
+      "task.class", "task.inputs", "task.window.ms", "job.name");
+  /**
+   * Keys a user sets only with {@code SAMZA_STANDALONE} (which processor this process is, how many
+   * there are, the job instance): with {@code SAMZA_LOCAL} Weir generates them (one processor, a
+   * fresh instance id per run).
+   */
+  public static final List<String> STANDALONE_KEYS = List.of("processor.id", "job.container.count", "job.id");
   /**
    * Key prefixes Weir writes itself: its own systems ({@code systems.weir...}: sources, in-process
    * streams, Kafka streams) and the config of every stream ({@code streams.}).
@@ -39,9 +45,10 @@ public final class SamzaUserConfig {
 
   private SamzaUserConfig() {}
 
-  /** Whether Weir generates {@code key} itself (then a user may not set it). */
-  public static boolean isOwnedByWeir(String key) {
-    if (OWNED_KEYS.contains(key)) {
+  /** Whether Weir generates {@code key} itself in {@code environment} (then a user may not set it). */
+  public static boolean isOwnedByWeir(ExecutionEnvironment environment, String key) {
+    if (OWNED_KEYS.contains(key)
+        || (environment != ExecutionEnvironment.SAMZA_STANDALONE && STANDALONE_KEYS.contains(key))) {
       return true;
     }
     for (String prefix : OWNED_PREFIXES) {
@@ -77,15 +84,15 @@ public final class SamzaUserConfig {
     }
     Map<String, String> config = new TreeMap<>();
     if (hasFile) {
-      readFile(file, config);
+      readFile(environment, file, config);
     }
     if (hasOverrides) {
-      readOverrides(overrides, config);
+      readOverrides(environment, overrides, config);
     }
     return Collections.unmodifiableMap(config);
   }
 
-  private static void readFile(String file, Map<String, String> config) {
+  private static void readFile(ExecutionEnvironment environment, String file, Map<String, String> config) {
     Path path;
     try {
       path = Path.of(file);
@@ -107,14 +114,14 @@ public final class SamzaUserConfig {
       sorted.put(key, properties.getProperty(key));
     }
     for (Map.Entry<String, String> e : sorted.entrySet()) {
-      if (isOwnedByWeir(e.getKey())) {
-        throw owned("--samzaConfig=" + file, e.getKey());
+      if (isOwnedByWeir(environment, e.getKey())) {
+        throw owned(environment, "--samzaConfig=" + file, e.getKey());
       }
       config.put(e.getKey(), e.getValue());
     }
   }
 
-  private static void readOverrides(String overrides, Map<String, String> config) {
+  private static void readOverrides(ExecutionEnvironment environment, String overrides, Map<String, String> config) {
     Map<String, String> parsed = new LinkedHashMap<>();
     for (String entry : overrides.split(",")) {
       if (entry.isBlank()) {
@@ -126,17 +133,19 @@ public final class SamzaUserConfig {
         throw new IllegalArgumentException("--samzaConfigOverride=" + overrides + ": entry '" + entry
             + "' is not key=value; allowed: comma-separated key=value pairs, e.g. task.commit.ms=1000");
       }
-      if (isOwnedByWeir(key)) {
-        throw owned("--samzaConfigOverride", key);
+      if (isOwnedByWeir(environment, key)) {
+        throw owned(environment, "--samzaConfigOverride", key);
       }
       parsed.put(key, entry.substring(eq + 1).trim());
     }
     config.putAll(parsed);
   }
 
-  private static IllegalArgumentException owned(String where, String key) {
-    return new IllegalArgumentException(where + " sets " + key + ", which Weir generates itself (keys it owns: "
-        + String.join(", ", OWNED_KEYS) + ", and every key under " + String.join(", ", OWNED_PREFIXES)
-        + "); remove it");
+  private static IllegalArgumentException owned(ExecutionEnvironment environment, String where, String key) {
+    return new IllegalArgumentException(where + " sets " + key + ", which Weir generates itself with "
+        + "--executionEnvironment=" + environment + " (keys it owns: " + String.join(", ", OWNED_KEYS)
+        + (environment == ExecutionEnvironment.SAMZA_STANDALONE ? "" : ", " + String.join(", ", STANDALONE_KEYS)
+            + " (which only SAMZA_STANDALONE takes from the user)")
+        + ", and every key under " + String.join(", ", OWNED_PREFIXES) + "); remove it");
   }
 }

@@ -7,6 +7,7 @@ import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StagePlan;
 import dev.weir.runner.translation.StreamPlan;
+import dev.weir.state.store.StateStorage;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,6 +36,10 @@ import org.apache.samza.task.TaskCallback;
  * other task of this container to be fair to) and commits if a bundle finished. The output
  * streams are private in-process queues that each call empties into the {@link Output}; the task's
  * outbox therefore never stays blocked after a call.
+ *
+ * <p>A host with its own durable store (runner-samza: a Samza store with a changelog) hands it in
+ * as a {@link StateStorage}; the object cache then keeps dirty values until the host's commit
+ * point, {@link #commitState}, instead of flushing them at every finished bundle.
  *
  * <p>Threading: one host thread at a time (samza-core's run loop calls a task serially); the
  * calling thread's Beam metrics container is set to the task's step scope on each call.
@@ -88,6 +93,8 @@ public final class HostedTask {
   private final WeirSettings settings;
   private final StepMetrics metrics;
   private final Path stateDirectory;
+  /** The host's storage, or null: the {@code --stateBackend} in {@link #stateDirectory}. */
+  private final StateStorage hostStorage;
   private final Callback callback = new Callback();
   private final StepScope scope = new StepScope();
   private ContainerState state;
@@ -104,6 +111,17 @@ public final class HostedTask {
    * @throws IllegalArgumentException if the plan has no such task
    */
   public HostedTask(JobPlan plan, String taskName, WeirSettings settings, StepMetrics metrics, Path stateDirectory) {
+    this(plan, taskName, settings, metrics, stateDirectory, null);
+  }
+
+  /**
+   * As the other constructor, but with {@code hostStorage} (if not null) as the task's storage
+   * instead of the {@code --stateBackend}: the object cache is flushed into it only at
+   * {@link #commitState} (and when it evicts), the host's commit point. Closed by {@link #close}.
+   */
+  public HostedTask(JobPlan plan, String taskName, WeirSettings settings, StepMetrics metrics, Path stateDirectory,
+      StateStorage hostStorage) {
+    this.hostStorage = hostStorage;
     this.name = taskName;
     this.settings = settings;
     this.metrics = metrics;
@@ -171,7 +189,9 @@ public final class HostedTask {
     if (stateDirectory != null) {
       java.nio.file.Files.createDirectories(stateDirectory);
     }
-    state = new ContainerState(settings.stateBackend(), stateDirectory, settings.objectCacheSize(), name);
+    state = hostStorage != null
+        ? new ContainerState(hostStorage, settings.objectCacheSize(), name, true)
+        : new ContainerState(settings.stateBackend(), stateDirectory, settings.objectCacheSize(), name);
     commit = new ContainerCommit(state, metrics.newCommitter(), List.of(task));
     task.open(scope, commit);
     opened = true;
@@ -215,6 +235,21 @@ public final class HostedTask {
       LockSupport.parkNanos(DRAIN_PARK_NS);
       tick(out);
     }
+  }
+
+  /**
+   * The host's commit point (e.g. just before samza-core's commit): finishes the open bundle, if
+   * any, moves its output to {@code out}, then flushes every dirty value of the object cache into
+   * the storage and writes the commit record ({@link ContainerState#commit()}). After it, the
+   * storage holds the effect of every input envelope the task was given.
+   */
+  public void commitState(Output out) {
+    scope.installOnCurrentThread();
+    if (task.nextOp() == TaskOp.PROCESS) {
+      task.finishBundleForCheckpoint();
+    }
+    pump(out);
+    state.commit();
   }
 
   /** Whether the task sent its end of stream and has no output left. */

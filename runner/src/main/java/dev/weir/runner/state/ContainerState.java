@@ -93,6 +93,19 @@ public final class ContainerState implements AutoCloseable {
     this.store = cache.store(STORE);
   }
 
+  /**
+   * Puts the object cache over a storage the caller opened, e.g. a host's own store (samza-core's
+   * changelog-backed store in runner-samza); see the other constructor for {@code commitAtCheckpoints}.
+   * {@link #close()} closes {@code storage}.
+   */
+  public ContainerState(StateStorage storage, long cacheEntries, String owner, boolean commitAtCheckpoints) {
+    this.owner = owner;
+    this.commitAtCheckpoints = commitAtCheckpoints;
+    this.storage = storage;
+    this.cache = new ObjectCache(storage, ObjectCacheSettings.maximumEntries(Math.max(1, cacheEntries)));
+    this.store = cache.store(STORE);
+  }
+
   /** A heap-only container state (memory backend), for tests and stateless setups. */
   public static ContainerState inMemory(long cacheEntries) {
     return new ContainerState(StateBackend.MEMORY, null, cacheEntries, "memory");
