@@ -283,6 +283,7 @@ public final class HostedTask {
         case DRAIN_OUTBOX -> task.drainOutbox();
         case FIRE_TIMERS -> task.continueTimers();
         case PROCESS, NONE -> {
+          state.safePoint(); // between elements, as after a run-loop iteration of the embedded executor
           commit.commitIfNeeded();
           flush(out);
           return;
