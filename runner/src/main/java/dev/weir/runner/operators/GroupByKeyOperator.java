@@ -33,10 +33,11 @@ import org.apache.beam.sdk.values.WindowingStrategy;
 import org.joda.time.Instant;
 
 /**
- * GroupByKey with Beam's full windowing model, through runners-core: every element becomes a
- * one-element {@link KeyedWorkItem} for {@link GroupAlsoByWindowViaWindowSetNewDoFn} (which runs
- * {@code ReduceFnRunner}: every WindowFn including merging ones, triggers, allowed lateness,
- * accumulation modes, panes), behind the late-data-dropping runner. With
+ * GroupByKey with Beam's full windowing model, through runners-core: a bundle's elements are
+ * grouped by key ({@link KeyedBatch}) and each key's become one {@link KeyedWorkItem} for
+ * {@link GroupAlsoByWindowViaWindowSetNewDoFn} (which runs {@code ReduceFnRunner}: every WindowFn
+ * including merging ones, triggers, allowed lateness, accumulation modes, panes), behind the
+ * late-data-dropping runner. With
  * {@link #grouping} values are buffered (a GroupByKey); with a combining reduce function over
  * accumulators it is the merging half of a lifted Combine.perKey ({@link PartialCombineOperator}).
  *
@@ -65,6 +66,15 @@ import org.joda.time.Instant;
  * strictly after it; the slices of one tick all see that time as runners-core's
  * {@code currentProcessingTime()}, so a timer set while firing waits for a later tick.
  *
+ * <p>Batching per key: elements wait in the batch until the bundle ends, a timer is about to fire,
+ * the watermark or processing time runners-core sees is about to move, or
+ * {@value #MAX_BATCHED_ELEMENTS} wait; so runners-core sees the same watermarks, clock and per-key
+ * order as element by element, and an element-count trigger may see several elements of a key at
+ * once (as on Beam's Direct runner, which also hands runners-core one work item per key and
+ * bundle). Meanwhile {@link #watermarkHold()} is at most the earliest waiting element's timestamp,
+ * which no hold runners-core sets for it can be before. A snapshot is only taken between bundles,
+ * when the batch is empty.
+ *
  * <p>Threading: confined to the task's container thread.
  */
 @Internal
@@ -75,8 +85,13 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   private final TupleTag<KV<K, OutT>> mainTag;
   private final SystemReduceFn<K, V, ?, OutT, BoundedWindow> reduceFn;
 
+  /** Elements buffered per key at most before they are processed, within one bundle. */
+  static final int MAX_BATCHED_ELEMENTS = 4096;
+
   private DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> runner;
   private Receiver output;
+  /** The open bundle's elements not yet handed to runners-core, by key. */
+  private final KeyedBatch<K, V> batch = new KeyedBatch<>();
 
   /** A GroupByKey (values buffered in a bag per key and window); nothing is instantiated until {@link #open}. */
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -144,8 +159,27 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   public void acceptKeyed(byte[] keyBytes, WindowedValue<?> element) {
     WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
     KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
-    WindowedValue<V> value = kv.withValue(kv.getValue().getValue());
-    run(key, KeyedWorkItems.elementsWorkItem(key.key(), Collections.singletonList(value)));
+    startBundleIfNeeded();
+    batch.add(key, kv.withValue(kv.getValue().getValue()));
+    if (batch.size() >= MAX_BATCHED_ELEMENTS) {
+      processBuffered();
+    }
+  }
+
+  /** Runs each buffered key's elements through runners-core as one work item. */
+  @Override
+  protected void processBuffered() {
+    batch.drain((key, values) -> run(key, KeyedWorkItems.elementsWorkItem(key.key(), values)));
+  }
+
+  /** Between bundles only: then no element waits in the batch. */
+  @Override
+  public void snapshot(OperatorSnapshot out) {
+    if (!batch.isEmpty()) {
+      throw new IllegalStateException(batch.size() + " elements of " + context.stepName()
+          + " wait unprocessed at a snapshot: a snapshot must follow the end of the bundle");
+    }
+    super.snapshot(out);
   }
 
   /**
@@ -156,6 +190,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
    */
   @Override
   protected void onInputWatermark(Instant inputWatermark) {
+    processBuffered(); // (none wait: the bundle ended before the watermark was delivered)
     makeTimersReady(inputWatermark);
   }
 
@@ -172,12 +207,14 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   /** Makes the processing-time timers strictly before {@code now} ready; they fire in slices. */
   @Override
   public void onProcessingTime(Instant now) {
+    processBuffered(); // the waiting elements saw the clock of before the tick
     makeProcessingTimersReady(now);
   }
 
   @Override
   @SuppressWarnings("unchecked")
   protected void fireTimer(KeyedTimers.Entry ready) {
+    processBuffered(); // elements that arrived before the firing go first, as element by element
     KeyContext<K> key = (KeyContext<K>) ready.key();
     run(key, KeyedWorkItems.timersWorkItem(key.key(), List.of(ready.data())));
   }
@@ -190,12 +227,15 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     context.state().safePoint();
   }
 
-  /** The earliest buffered element's hold; while timers wait to fire, no later than the earliest of them. */
+  /**
+   * The earliest buffered element's hold; while timers wait to fire, no later than the earliest of
+   * them; while elements wait in the batch, no later than the earliest of them.
+   */
   @Override
   public Instant watermarkHold() {
     Instant hold = keys.holds().min();
-    long firing = firingHoldMillis();
-    return firing < hold.getMillis() ? new Instant(firing) : hold;
+    long earliest = Math.min(firingHoldMillis(), batch.minTimestampMs());
+    return earliest < hold.getMillis() ? new Instant(earliest) : hold;
   }
 
   @Override

@@ -280,8 +280,16 @@ abstract class KeyedOperator<K> implements Operator {
     if (!inBundle) {
       return;
     }
+    processBuffered(); // what it changes belongs to this bundle's commit
     inBundle = false;
     keys.bundleFinished(); // a state commit, at the container's next commit point
     finishRunnerBundle();
   }
+
+  /**
+   * Hands input the subclass buffered in the open bundle to its runner; called at the end of a
+   * bundle before anything else. Subclasses that buffer also call it before any timer fires and
+   * before the watermark or processing time runners-core sees moves. By default nothing is buffered.
+   */
+  protected void processBuffered() {}
 }

@@ -9,6 +9,7 @@ import java.util.Map;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.transforms.windowing.AfterPane;
 import org.apache.beam.sdk.transforms.windowing.AfterProcessingTime;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
@@ -184,6 +185,83 @@ class GroupByKeyOperatorTest {
       OperatorDriver.fire(gbk, 10);
       assertThat(out).hasSize(4);
       assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
+    }
+  }
+
+  @Test
+  void aBundlesElementsOfOneKeyReachRunnersCoreAsOneWorkItemInArrivalOrder() {
+    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(new GlobalWindows())
+        .withTrigger(Repeatedly.forever(AfterPane.elementCountAtLeast(1)))
+        .withMode(AccumulationMode.DISCARDING_FIRED_PANES);
+    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
+        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    List<WindowedValue<?>> out = new ArrayList<>();
+    try (ContainerState state = ContainerState.inMemory(1000)) {
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
+          dev.weir.runner.time.JobClock.SYSTEM));
+      gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(5), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+      gbk.accept(WindowedValues.of(KV.of("j", 5), new Instant(3), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+      gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(6), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+      gbk.accept(WindowedValues.of(KV.of("k", 3), new Instant(7), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+      assertThat(out).as("elements wait for the end of the bundle").isEmpty();
+      assertThat(gbk.watermarkHold()).as("held at the earliest waiting element").isEqualTo(new Instant(3));
+
+      gbk.finishBundle();
+      assertThat(out).extracting(v -> (Object) v.getValue())
+          .containsExactly(KV.of("k", List.of(1, 2, 3)), KV.of("j", List.of(5)));
+
+      gbk.accept(WindowedValues.of(KV.of("k", 4), new Instant(8), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+      gbk.finishBundle();
+      assertThat(out).hasSize(3);
+      assertThat(out.get(2).getValue()).isEqualTo(KV.of("k", List.of(4)));
+      assertThat(out.get(2).getPaneInfo().getIndex()).as("k's second pane").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aFullBatchIsProcessedWithoutWaitingForTheEndOfTheBundle() {
+    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(new GlobalWindows())
+        .withTrigger(Repeatedly.forever(AfterPane.elementCountAtLeast(1)))
+        .withMode(AccumulationMode.DISCARDING_FIRED_PANES);
+    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
+        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    List<WindowedValue<?>> out = new ArrayList<>();
+    try (ContainerState state = ContainerState.inMemory(1000)) {
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
+          dev.weir.runner.time.JobClock.SYSTEM));
+      for (int i = 0; i < GroupByKeyOperator.MAX_BATCHED_ELEMENTS; i++) {
+        gbk.accept(WindowedValues.of(KV.of("k" + (i % 3), i), new Instant(i), GlobalWindow.INSTANCE,
+            PaneInfo.NO_FIRING));
+      }
+      assertThat(out).as("one pane per key of the full batch").hasSize(3);
+      assertThat(gbk.watermarkHold()).as("nothing waits").isNotEqualTo(new Instant(0));
+      gbk.finishBundle();
+      assertThat(out).hasSize(3);
+    }
+  }
+
+  @Test
+  void elementsWaitingWhenATimerFiresAreInThePaneItEmits() {
+    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(new GlobalWindows())
+        .withTrigger(Repeatedly.forever(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(Duration.millis(10))))
+        .withMode(AccumulationMode.DISCARDING_FIRED_PANES);
+    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
+        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    List<WindowedValue<?>> out = new ArrayList<>();
+    ManualJobClock clock = new ManualJobClock(1_000);
+    try (ContainerState state = ContainerState.inMemory(1000)) {
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, clock));
+      gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(1), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+      gbk.finishBundle(); // the pane's timer is at 1_010
+      gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(2), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+
+      gbk.onProcessingTime(new Instant(1_011)); // the waiting element is processed at the clock it arrived under
+      OperatorDriver.fire(gbk, 10);
+      gbk.finishBundle();
+      assertThat(out).extracting(v -> (Object) v.getValue()).containsExactly(KV.of("k", List.of(1, 2)));
     }
   }
 }
