@@ -85,10 +85,11 @@ public final class ContainerState implements AutoCloseable {
       boolean commitAtCheckpoints) {
     this.owner = owner;
     this.commitAtCheckpoints = commitAtCheckpoints;
-    // No write-ahead log: a working directory is wiped at every start (JobStateDirectory) and a job
-    // restores from checkpoints, whose memtables RocksDB flushes first; the log would only write
-    // every commit twice.
-    this.storage = backend.open(directory, RocksDbSettings.defaults().withWriteAheadLog(false));
+    // No write-ahead log and no staged batch: a working directory is wiped at every start
+    // (JobStateDirectory) and a job restores from checkpoints, each taken right after a commit with
+    // the memtables flushed first; the log would write every commit twice, and the staged batch
+    // (atomic commits of the directory itself) insert every write twice.
+    this.storage = backend.open(directory, RocksDbSettings.defaults().withWriteAheadLog(false).withStagedWrites(false));
     this.cache = new ObjectCache(storage, ObjectCacheSettings.maximumEntries(Math.max(1, cacheEntries)));
     this.store = cache.store(STORE);
   }

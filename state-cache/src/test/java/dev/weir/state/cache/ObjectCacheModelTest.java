@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.state.store.Backend;
 import dev.weir.state.store.ByteKeys;
 import dev.weir.state.store.StateStorage;
+import dev.weir.state.store.rocksdb.RocksDbSettings;
+import dev.weir.state.store.rocksdb.RocksDbStorage;
 import dev.weir.state.store.StoreIterator;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -74,6 +76,7 @@ class ObjectCacheModelTest {
     TreeMap<byte[], String> model = new TreeMap<>(ByteKeys.ORDER);
     TreeMap<byte[], String> committedModel = new TreeMap<>(ByteKeys.ORDER);
     String committedMark = null;
+    int checkpointsLeft = 4;
     StateStorage storage;
     ObjectCache cache;
     CachedStore store;
@@ -179,6 +182,10 @@ class ObjectCacheModelTest {
         cache.commit(Map.of("mark", mark.getBytes(StandardCharsets.UTF_8)));
         committedModel = new TreeMap<>(model);
         committedMark = mark;
+        if (backend.checkpoints() && checkpointsLeft > 0 && random.nextInt(20) == 0) {
+          checkpointsLeft--; // a checkpoint flushes the memtables: a few per run
+          verifyCheckpoint(step);
+        }
       } else if (dice < 95) {
         log("evictAll");
         cache.evictAll();
@@ -203,6 +210,21 @@ class ObjectCacheModelTest {
       } else {
         log("verify");
         verifyEverything("verify");
+      }
+    }
+
+    /** A checkpoint taken right after the commit holds exactly the committed model and mark. */
+    void verifyCheckpoint(int step) {
+      log("checkpoint");
+      Path target = dir.resolveSibling(dir.getFileName() + "-checkpoint-" + step);
+      storage.checkpointTo(target);
+      try (StateStorage restored = RocksDbStorage.open(target, RocksDbSettings.defaults())) {
+        ObjectCache restoredCache = new ObjectCache(restored, ObjectCacheSettings.maximumEntries(10));
+        List<String> actual = collect(restoredCache.store("model").range(new byte[0], null, CODER));
+        assertThat(actual).as("checkpoint after commit " + committedMark).isEqualTo(render(committedModel));
+        assertThat(new String(restored.committedMetadata().get("mark"), StandardCharsets.UTF_8))
+            .isEqualTo(committedMark);
+        restoredCache.close();
       }
     }
 

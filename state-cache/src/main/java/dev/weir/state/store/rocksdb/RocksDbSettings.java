@@ -26,6 +26,14 @@ import org.rocksdb.CompressionType;
  *     never reopen a working directory after a crash and restore from checkpoints instead (Weir's
  *     runner wipes its working directories at every start); it saves writing every commit twice.
  *     Requires {@code syncCommits == false}.
+ * @param stagedWrites whether writes are staged in memory until a commit, which then applies them
+ *     atomically (see {@link RocksDbStorage}); false writes each put and delete to RocksDB at once
+ *     (its memtables, and its write-ahead log if on), and a commit only writes the commit record:
+ *     a crash may then leave part of the writes since the last commit in the directory, but every
+ *     {@link RocksDbStorage#checkpointTo checkpoint} taken right after a commit holds exactly what
+ *     was written before it. For callers that restore from checkpoints only; it saves inserting
+ *     every write twice (into the staged batch's index, then into the memtable at the commit) and
+ *     the batch lookup on every read.
  */
 public record RocksDbSettings(
     long blockCacheBytes,
@@ -36,7 +44,8 @@ public record RocksDbSettings(
     int maxWriteBuffers,
     int maxBackgroundJobs,
     boolean syncCommits,
-    boolean writeAheadLog) {
+    boolean writeAheadLog,
+    boolean stagedWrites) {
 
   /** Validates ranges. */
   public RocksDbSettings {
@@ -57,43 +66,49 @@ public record RocksDbSettings(
   }
 
   /**
-   * 64 MiB block cache, 16 KiB blocks, 10-bit bloom filters, LZ4, 32 MiB memtables, commits
-   * written to the write-ahead log and synced.
+   * 64 MiB block cache, 16 KiB blocks, 10-bit bloom filters, LZ4, 32 MiB memtables, writes
+   * staged until a commit, commits written to the write-ahead log and synced.
    */
   public static RocksDbSettings defaults() {
     return new RocksDbSettings(
-        64L << 20, 16L << 10, 10, CompressionType.LZ4_COMPRESSION, 32L << 20, 3, 2, true, true);
+        64L << 20, 16L << 10, 10, CompressionType.LZ4_COMPRESSION, 32L << 20, 3, 2, true, true, true);
   }
 
   public RocksDbSettings withBlockCacheBytes(long bytes) {
     return new RocksDbSettings(bytes, blockSizeBytes, bloomBitsPerKey, compression,
-        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog);
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog, stagedWrites);
   }
 
   public RocksDbSettings withBloomBitsPerKey(int bits) {
     return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bits, compression,
-        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog);
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog, stagedWrites);
   }
 
   public RocksDbSettings withCompression(CompressionType type) {
     return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, type,
-        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog);
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog, stagedWrites);
   }
 
   public RocksDbSettings withWriteBufferBytes(long bytes) {
     return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, compression,
-        bytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog);
+        bytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog, stagedWrites);
   }
 
   public RocksDbSettings withSyncCommits(boolean sync) {
     return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, compression,
-        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, sync, writeAheadLog);
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, sync, writeAheadLog, stagedWrites);
   }
 
   /** See {@code writeAheadLog}; turning it off also turns off {@code syncCommits}. */
   public RocksDbSettings withWriteAheadLog(boolean wal) {
     return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, compression,
-        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits && wal, wal);
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits && wal, wal, stagedWrites);
+  }
+
+  /** See {@code stagedWrites}. */
+  public RocksDbSettings withStagedWrites(boolean staged) {
+    return new RocksDbSettings(blockCacheBytes, blockSizeBytes, bloomBitsPerKey, compression,
+        writeBufferBytes, maxWriteBuffers, maxBackgroundJobs, syncCommits, writeAheadLog, staged);
   }
 
   private static void requirePositive(long value, String name) {

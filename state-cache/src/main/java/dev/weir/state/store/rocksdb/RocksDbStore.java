@@ -26,7 +26,9 @@ import org.rocksdb.WriteBatchWithIndex;
 
 /**
  * One logical store (a column family) of a {@link RocksDbStorage}. Writes are staged in the
- * storage's batch until its commit; reads see committed data merged with the staged writes.
+ * storage's batch until its commit; reads see committed data merged with the staged writes. With
+ * direct writes ({@link RocksDbSettings#stagedWrites()} off) writes go to RocksDB at once and
+ * nothing is ever staged.
  *
  * <p>Threading: confined to the storage's owning thread.
  */
@@ -67,6 +69,10 @@ final class RocksDbStore implements SortedByteStore {
     Objects.requireNonNull(value, "value");
     storage.checkOpen();
     try {
+      if (!storage.staging) {
+        storage.db.put(handle, storage.writeOptions, key, value);
+        return;
+      }
       storage.staged.put(handle, key, value);
       storage.staged(key.length, value.length);
     } catch (RocksDBException e) {
@@ -79,6 +85,10 @@ final class RocksDbStore implements SortedByteStore {
     Objects.requireNonNull(key, "key");
     storage.checkOpen();
     try {
+      if (!storage.staging) {
+        storage.db.delete(handle, storage.writeOptions, key);
+        return;
+      }
       storage.staged.delete(handle, key);
       storage.staged(key.length, 0);
     } catch (RocksDBException e) {

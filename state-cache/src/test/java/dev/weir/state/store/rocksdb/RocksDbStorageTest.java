@@ -99,8 +99,36 @@ class RocksDbStorageTest {
   }
 
   @Test
+  void directWrites_areReadAtOnce_stageNothing_andACheckpointAfterACommitHoldsThemAll() {
+    RocksDbSettings direct = RocksDbSettings.defaults().withWriteAheadLog(false).withStagedWrites(false);
+    Path checkpoint = dir.resolveSibling(dir.getFileName() + "-direct-checkpoint");
+    try (RocksDbStorage storage = RocksDbStorage.open(dir, direct)) {
+      SortedByteStore counts = storage.store("counts");
+      counts.put(b("a"), b("1"));
+      counts.put(b("b"), b("1"));
+      counts.delete(b("b"));
+      assertThat(s(counts.get(b("a")))).isEqualTo("1");
+      assertThat(counts.get(b("b"))).isNull();
+      assertThat(storage.stagedBytes()).as("nothing is staged").isZero();
+      storage.commit(Map.of("mark", b("7")));
+      storage.checkpointTo(checkpoint);
+      counts.put(b("a"), b("2")); // after the checkpoint: not in it
+    }
+    try (RocksDbStorage restored = RocksDbStorage.open(checkpoint, RocksDbSettings.defaults())) {
+      assertThat(s(restored.store("counts").get(b("a")))).isEqualTo("1");
+      assertThat(restored.store("counts").get(b("b"))).isNull();
+      assertThat(s(restored.committedMetadata().get("mark"))).isEqualTo("7");
+    }
+    try (RocksDbStorage working = RocksDbStorage.open(dir, direct)) {
+      assertThat(s(working.store("counts").get(b("a")))).as("not atomic: a write after the last commit stays")
+          .isEqualTo("2");
+      assertThat(s(working.committedMetadata().get("mark"))).isEqualTo("7");
+    }
+  }
+
+  @Test
   void syncedCommits_needTheWriteAheadLog() {
-    assertThatThrownBy(() -> new RocksDbSettings(1, 1, 0, CompressionType.NO_COMPRESSION, 1, 1, 1, true, false))
+    assertThatThrownBy(() -> new RocksDbSettings(1, 1, 0, CompressionType.NO_COMPRESSION, 1, 1, 1, true, false, true))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("writeAheadLog");
   }
