@@ -4,6 +4,7 @@ import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.WatermarkHolds;
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyedTimers;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import org.apache.beam.runners.core.DoFnRunner;
@@ -99,6 +100,12 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   private final KeyedBatch<K, V> batch = new KeyedBatch<>();
   /** Whether elements wait in {@link #batch}: unless the trigger counts elements. */
   private final boolean batching;
+  /** Event-time timers polled at most by one {@link #fireNextReady} call. */
+  static final int MAX_TIMERS_PER_FIRING = 32;
+  /** {@link #fireNextReady}'s keys, in the order their first timer was ready; empty between calls. */
+  private final List<KeyContext<K>> readyKeys = new ArrayList<>();
+  /** {@link #fireNextReady}'s timers per key (same index as {@link #readyKeys}); lists reused. */
+  private final List<List<TimerInternals.TimerData>> readyTimers = new ArrayList<>();
 
   /** A GroupByKey (values buffered in a bag per key and window); nothing is instantiated until {@link #open}. */
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -234,6 +241,45 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   @Override
   public void onProcessingTime(Instant now) {
     makeProcessingTimersReady(now);
+  }
+
+  /**
+   * Fires up to {@value #MAX_TIMERS_PER_FIRING} ready event-time timers, those of one key as one
+   * work item (in the order they were ready), so that runners-core reads the key's window set once
+   * for all of them, as Beam's Direct runner hands it every timer of a key ready at a watermark.
+   * With merging windows a key's windows often end together (Nexmark Q4: the bids' windows of a
+   * hot auction); one work item per timer copied the key's whole window map per timer, 59% of the
+   * bytes Q4 allocated. A timer deleted by an earlier firing of the same work item still reaches
+   * runners-core, which checks every timer against its window's state (as with Direct).
+   */
+  @Override
+  @SuppressWarnings("unchecked")
+  protected void fireNextReady() {
+    processBuffered();
+    int polled = 0;
+    do {
+      KeyedTimers.Entry ready = timers.pollReadyEventTimer();
+      KeyContext<K> key = (KeyContext<K>) ready.key();
+      int group = readyKeys.indexOf(key); // identity: KeyContext keeps Object.equals; few keys
+      if (group < 0) {
+        group = readyKeys.size();
+        readyKeys.add(key);
+        if (readyTimers.size() <= group) {
+          readyTimers.add(new ArrayList<>());
+        }
+      }
+      readyTimers.get(group).add(ready.data());
+    } while (++polled < MAX_TIMERS_PER_FIRING && timers.hasReadyEventTimer());
+    try {
+      for (int i = 0; i < readyKeys.size(); i++) {
+        run(readyKeys.get(i), KeyedWorkItems.timersWorkItem(readyKeys.get(i).key(), readyTimers.get(i)));
+      }
+    } finally {
+      for (int i = 0; i < readyKeys.size(); i++) {
+        readyTimers.get(i).clear();
+      }
+      readyKeys.clear();
+    }
   }
 
   @Override

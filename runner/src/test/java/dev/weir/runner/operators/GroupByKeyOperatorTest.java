@@ -79,9 +79,11 @@ class GroupByKeyOperatorTest {
     GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
         GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
     List<WindowedValue<?>> out = new ArrayList<>();
+    int slice = GroupByKeyOperator.MAX_TIMERS_PER_FIRING;
+    int windows = slice + 2;
     try (ContainerState state = ContainerState.inMemory(1000)) {
       gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, dev.weir.runner.time.JobClock.SYSTEM));
-      for (int i = 0; i < 3; i++) { // windows [0,10), [10,20), [20,30), one key each
+      for (int i = 0; i < windows; i++) { // windows [0,10), [10,20), ..., one key each
         IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
         gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
       }
@@ -93,15 +95,16 @@ class GroupByKeyOperatorTest {
       assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
 
       OperatorDriver.fire(gbk, 1);
-      assertThat(out).hasSize(1);
+      assertThat(out).as("one firing: a slice of the ready timers, earliest first").hasSize(slice);
       assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(9));
       assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
-      assertThat(gbk.watermarkHold()).as("the next unfired end-of-window timer").isEqualTo(new Instant(19));
+      assertThat(gbk.watermarkHold()).as("the next unfired end-of-window timer")
+          .isEqualTo(new Instant(10 * slice + 9));
 
       OperatorDriver.fire(gbk, 10);
       gbk.finishBundle();
-      assertThat(out).extracting(WindowedValue::getTimestamp)
-          .containsExactly(new Instant(9), new Instant(19), new Instant(29));
+      assertThat(out).hasSize(windows);
+      assertThat(out.get(windows - 1).getTimestamp()).isEqualTo(new Instant(10 * (windows - 1) + 9));
       assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
       assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
     }
@@ -115,10 +118,12 @@ class GroupByKeyOperatorTest {
     GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
         GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
     List<WindowedValue<?>> out = new ArrayList<>();
+    int slice = GroupByKeyOperator.MAX_TIMERS_PER_FIRING;
+    int windows = 2 * slice + 1;
     try (ContainerState state = ContainerState.inMemory(1000)) {
       gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
           dev.weir.runner.time.JobClock.SYSTEM));
-      for (int i = 0; i < 3; i++) {
+      for (int i = 0; i < windows; i++) {
         IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
         gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
       }
@@ -130,14 +135,44 @@ class GroupByKeyOperatorTest {
       assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
 
       blocked.set(false);
-      assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).as("one timer left").isFalse();
-      assertThat(out).hasSize(2);
-      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(29));
+      assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).as("one slice left").isFalse();
+      assertThat(out).hasSize(2 * slice);
+      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(10 * (windows - 1) + 9));
       assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).isTrue();
-      assertThat(out).hasSize(3);
+      assertThat(out).hasSize(windows);
       assertThat(gbk.advanceWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 2, blocked::get))
           .as("the same watermark again is no advance").isTrue();
-      assertThat(out).hasSize(3);
+      assertThat(out).hasSize(windows);
+    }
+  }
+
+  @Test
+  void readyTimersOfOneKeyReachRunnersCoreTogether_andEachWindowFiresOnce() {
+    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
+        .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
+    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
+        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    List<WindowedValue<?>> out = new ArrayList<>();
+    try (ContainerState state = ContainerState.inMemory(1000)) {
+      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
+          dev.weir.runner.time.JobClock.SYSTEM));
+      for (int i = 0; i < 5; i++) { // five windows of "hot", interleaved with one of "cold"
+        IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
+        gbk.accept(WindowedValues.of(KV.of("hot", i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
+        if (i == 2) {
+          gbk.accept(WindowedValues.of(KV.of("cold", 9), new Instant(10 * i + 2), w, PaneInfo.NO_FIRING));
+        }
+      }
+      gbk.finishBundle();
+      OperatorDriver.deliver(gbk, new Instant(100));
+      OperatorDriver.fire(gbk, 1);
+      gbk.finishBundle();
+      // runners-core emits one work item's windows in no particular order
+      assertThat(out).extracting(v -> (Object) v.getValue()).containsExactlyInAnyOrder(
+          KV.of("hot", List.of(0)), KV.of("hot", List.of(1)), KV.of("hot", List.of(2)), KV.of("hot", List.of(3)),
+          KV.of("hot", List.of(4)), KV.of("cold", List.of(9)));
+      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
     }
   }
 
