@@ -244,7 +244,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   }
 
   /**
-   * Fires up to {@value #MAX_TIMERS_PER_FIRING} ready event-time timers, those of one key as one
+   * Fires up to {@code max} (at most {@value #MAX_TIMERS_PER_FIRING}) ready event-time timers, those of one key as one
    * work item (in the order they were ready), so that runners-core reads the key's window set once
    * for all of them, as Beam's Direct runner hands it every timer of a key ready at a watermark.
    * With merging windows a key's windows often end together (Nexmark Q4: the bids' windows of a
@@ -254,8 +254,9 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
    */
   @Override
   @SuppressWarnings("unchecked")
-  protected void fireNextReady() {
+  protected int fireNextReady(int max) {
     processBuffered();
+    int limit = Math.min(max, MAX_TIMERS_PER_FIRING);
     int polled = 0;
     do {
       KeyedTimers.Entry ready = timers.pollReadyEventTimer();
@@ -269,7 +270,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
         }
       }
       readyTimers.get(group).add(ready.data());
-    } while (++polled < MAX_TIMERS_PER_FIRING && timers.hasReadyEventTimer());
+    } while (++polled < limit && timers.hasReadyEventTimer());
     try {
       for (int i = 0; i < readyKeys.size(); i++) {
         run(readyKeys.get(i), KeyedWorkItems.timersWorkItem(readyKeys.get(i).key(), readyTimers.get(i)));
@@ -280,6 +281,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
       }
       readyKeys.clear();
     }
+    return polled;
   }
 
   @Override

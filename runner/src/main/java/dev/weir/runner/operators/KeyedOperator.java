@@ -158,8 +158,8 @@ abstract class KeyedOperator<K> implements Operator {
       deliveredMs = inputWatermarkMs;
       onInputWatermark(new Instant(inputWatermarkMs)); // one Instant per advance, not per firing
     }
-    for (int fired = 0; fired < timerBudget && hasReadyTimers() && !outputBlocked.getAsBoolean(); fired++) {
-      fireNextTimer();
+    for (int fired = 0; fired < timerBudget && hasReadyTimers() && !outputBlocked.getAsBoolean(); ) {
+      fired += fireNextTimer(timerBudget - fired);
     }
     return !hasReadyTimers();
   }
@@ -176,29 +176,32 @@ abstract class KeyedOperator<K> implements Operator {
   }
 
   /**
-   * Fires one ready timer: one of the watermark advance if any (completing the advance after the
-   * last of them), else (the advance completed without a firing) a processing-time one. Only
-   * called while {@link #hasReadyTimers()}.
+   * Fires ready timers, at least one and at most {@code max} where the subclass fires several at
+   * once: of the watermark advance if any (completing the advance after the last of them), else (the
+   * advance completed without a firing) one processing-time timer. Only called while
+   * {@link #hasReadyTimers()}.
+   *
+   * @return timers fired (0 only when the advance completed with none left to fire)
    */
-  private void fireNextTimer() {
+  private int fireNextTimer(int max) {
     if (firingTo != null) {
-      boolean fired = false;
+      int fired = 0;
       if (firingLeft()) {
-        fireNextReady();
-        fired = true;
+        fired = fireNextReady(max);
       }
       if (firingLeft()) {
-        return;
+        return fired;
       }
       complete();
-      if (fired) {
-        return;
+      if (fired > 0) {
+        return fired;
       }
     }
     KeyedTimers.Entry ready;
     if (slicedProcessingTimers && (ready = timers.pollReadyProcessingTimer()) != null) {
       fireTimer(ready);
     }
+    return 1;
   }
 
   private void complete() {
@@ -220,9 +223,16 @@ abstract class KeyedOperator<K> implements Operator {
     return timers.hasReadyEventTimer();
   }
 
-  /** Fires the next timer of the advance; only called after {@link #firingLeft()} returned true. */
-  protected void fireNextReady() {
+  /**
+   * Fires the next timer of the advance, or up to {@code max} of them; only called after
+   * {@link #firingLeft()} returned true.
+   *
+   * @param max timers the call may fire at most (at least 1)
+   * @return timers fired, at least 1
+   */
+  protected int fireNextReady(int max) {
     fireTimer(timers.pollReadyEventTimer());
+    return 1;
   }
 
   /**

@@ -320,13 +320,14 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
 
   /** An event-time timer if one is ready, else (at the end of input) the next pending processing-time timer. */
   @Override
-  protected void fireNextReady() {
+  protected int fireNextReady(int max) {
     KeyedTimers.Entry ready = timers.pollReadyEventTimer();
     if (ready == null) {
       ready = endProcessing.poll();
       endProcessingHolds.replace(ready.data().getOutputTimestamp(), null);
     }
     fireTimer(ready);
+    return 1;
   }
 
   /**
