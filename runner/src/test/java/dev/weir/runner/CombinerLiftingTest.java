@@ -63,8 +63,28 @@ class CombinerLiftingTest {
     assertThat(p.run().waitUntilFinish()).isEqualTo(PipelineResult.State.DONE);
   }
 
+  @ParameterizedTest(name = "streaming={0}")
+  @ValueSource(booleans = {false, true})
+  void combiningGroupByKeyOverMergingSessionsIsExact(boolean streaming) {
+    Pipeline p = Pipelines.create(streaming);
+    // every key has a value every 3 ms: with a 5 ms gap its sessions merge into one
+    PCollection<KV<String, Integer>> sums = input(p)
+        .apply(Window.into(Sessions.withGapDuration(Duration.millis(5))))
+        .apply(Sum.integersPerKey());
+    List<KV<String, Integer>> expected = new ArrayList<>();
+    for (int k = 0; k < 3; k++) {
+      int sum = 0;
+      for (int i = k; i < 600; i += 3) {
+        sum += i;
+      }
+      expected.add(KV.of("k" + k, sum));
+    }
+    PAssert.that(sums).containsInAnyOrder(expected);
+    assertThat(p.run().waitUntilFinish()).isEqualTo(PipelineResult.State.DONE);
+  }
+
   @Test
-  void planHasAPartialCombineBeforeTheShuffleForFixedWindowsButNotForSessions() {
+  void planHasAPartialCombineBeforeTheShuffleForFixedWindows_andACombiningGroupByKeyForSessions() {
     Pipeline fixed = Pipelines.create(false);
     input(fixed).apply(Window.into(FixedWindows.of(Duration.millis(300)))).apply(Sum.integersPerKey());
     JobPlan lifted = WeirRunner.translate(fixed, Pipelines.options(false));
@@ -73,11 +93,11 @@ class CombinerLiftingTest {
     Pipeline sessions = Pipelines.create(false);
     input(sessions).apply(Window.into(Sessions.withGapDuration(Duration.millis(5)))).apply(Sum.integersPerKey());
     JobPlan notLifted = WeirRunner.translate(sessions, Pipelines.options(false));
-    assertThat(kinds(notLifted)).contains("GroupByKey").doesNotContain("PartialCombine");
+    assertThat(kinds(notLifted)).contains("CombiningGroupByKey").doesNotContain("PartialCombine", "GroupByKey");
   }
 
   @Test
-  void planDoesNotLiftUnderADataDrivenTrigger() {
+  void planDoesNotLiftUnderADataDrivenTrigger_butCombinesInTheGroupByKey() {
     // Nexmark Q6's shape: one pane per element in the global window; lifting would fire fewer.
     Pipeline perElement = Pipelines.create(false);
     input(perElement)
@@ -86,7 +106,7 @@ class CombinerLiftingTest {
             .discardingFiredPanes())
         .apply(Sum.integersPerKey());
     JobPlan plan = WeirRunner.translate(perElement, Pipelines.options(false));
-    assertThat(kinds(plan)).contains("GroupByKey").doesNotContain("PartialCombine");
+    assertThat(kinds(plan)).contains("CombiningGroupByKey").doesNotContain("PartialCombine", "GroupByKey");
   }
 
   private static List<String> kinds(JobPlan plan) {

@@ -22,8 +22,19 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * trigger, and an accumulator coder. A data-driven trigger (Nexmark Q6's {@code
  * Repeatedly(AfterPane.elementCountAtLeast(1))}) counts elements arriving at the GroupByKey, and
  * folding a bundle into one accumulator first would fire fewer panes than Direct and Flink do in
- * streaming (Flink lifts only in batch). Otherwise the composite is expanded as usual
- * (GroupByKey + Combine.GroupedValues) and its primitives are translated one by one.
+ * streaming (Flink lifts only in batch).
+ *
+ * <p>Where lifting is not equivalent but the CombineFn is still plain and has an accumulator coder
+ * (merging windows such as sessions, or any trigger), the composite becomes a <em>combining
+ * GroupByKey</em>: the raw inputs are shuffled as for a GroupByKey, and the GroupByKey's reduce
+ * function adds each input to one accumulator per key and window ({@code SystemReduceFn.combining},
+ * merging accumulators when windows merge) instead of buffering every input in a bag for
+ * {@code Combine.GroupedValues} to fold when the pane fires. Every element still reaches the
+ * trigger one at a time, so panes and their contents are those of the expansion; the state per
+ * window is one accumulator (Nexmark Q11's session counts: one long per session instead of a bag of
+ * bids). Otherwise (a CombineFn with context or side inputs, no accumulator coder) the composite is
+ * expanded as usual (GroupByKey + Combine.GroupedValues) and its primitives are translated one by
+ * one.
  */
 final class CombineLiftingTranslator {
   /** Output tag of partial-combine nodes (internal to a stage). */
@@ -41,8 +52,7 @@ final class CombineLiftingTranslator {
     }
     PCollection<?> input = node.getInputs().values().iterator().next();
     WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
-    if (!windowing.getWindowFn().isNonMerging() || !(windowing.getTrigger() instanceof DefaultTrigger)
-        || !(input.getCoder() instanceof KvCoder<?, ?> kvCoder)) {
+    if (!(input.getCoder() instanceof KvCoder<?, ?> kvCoder)) {
       return false;
     }
     Coder accumulatorCoder;
@@ -50,7 +60,7 @@ final class CombineLiftingTranslator {
       accumulatorCoder = ((Combine.CombineFn) fn).getAccumulatorCoder(input.getPipeline().getCoderRegistry(),
           kvCoder.getValueCoder());
     } catch (Exception e) {
-      return false; // no accumulator coder: cannot shuffle accumulators
+      return false; // no accumulator coder: cannot shuffle or store accumulators
     }
     TranslationContext.Producer from = context.producerOrNull(input);
     if (from == null) {
@@ -58,6 +68,10 @@ final class CombineLiftingTranslator {
     }
     Coder keyCoder = kvCoder.getKeyCoder();
     Combine.CombineFn combineFn = fn;
+    if (!windowing.getWindowFn().isNonMerging() || !(windowing.getTrigger() instanceof DefaultTrigger)) {
+      translateCombiningGroupByKey(node, context, from, kvCoder, combineFn, accumulatorCoder, windowing);
+      return true;
+    }
     NodeSpec partial = context.fuse(from, node.getFullName() + "/PartialCombine", "PartialCombine",
         () -> new PartialCombineOperator(keyCoder, combineFn, windowing));
     partial.declareOutput(PARTIAL_TAG);
@@ -72,5 +86,20 @@ final class CombineLiftingTranslator {
         () -> new GroupByKeyOperator(keyCoder, accumulatorCoder, windowing, outTag, reduceFn));
     context.registerOutputs(node, cut.stage(), merge);
     return true;
+  }
+
+  /** A shuffle of the raw inputs into a GroupByKey that combines them into one accumulator per key and window. */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static void translateCombiningGroupByKey(TransformHierarchy.Node node, TranslationContext context,
+      TranslationContext.Producer from, KvCoder kvCoder, Combine.CombineFn combineFn, Coder accumulatorCoder,
+      WindowingStrategy<?, ?> windowing) {
+    Coder keyCoder = kvCoder.getKeyCoder();
+    TranslationContext.Cut cut = context.cutShuffle(from, keyCoder, node);
+    TupleTag outTag = TranslationContext.singleOutputTag(node);
+    SystemReduceFn reduceFn = SystemReduceFn.combining(keyCoder,
+        AppliedCombineFn.withAccumulatorCoder(combineFn, accumulatorCoder));
+    NodeSpec group = cut.enter(node.getFullName(), "CombiningGroupByKey",
+        () -> new GroupByKeyOperator(keyCoder, kvCoder.getValueCoder(), windowing, outTag, reduceFn));
+    context.registerOutputs(node, cut.stage(), group);
   }
 }
