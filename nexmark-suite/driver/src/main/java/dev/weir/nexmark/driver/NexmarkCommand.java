@@ -1,7 +1,8 @@
 // Role: the `weir nexmark` subcommand: parses options, plans the runs (sweep values x modes x
 // queries x runners x repeats, runners innermost so that each query's runners run close together
 // in time under the same machine load), runs them one by one as child JVMs, then writes
-// results.json, results.csv, runner-config.json and prints the summary table.
+// results.json, results.csv, runner-config.json and prints the summary table. When weir-samza is
+// planned, the suite's Kafka broker (SuiteKafka) lives from the first weir-samza run to the end.
 // Threading: everything on the main thread; one child JVM at a time.
 package dev.weir.nexmark.driver;
 
