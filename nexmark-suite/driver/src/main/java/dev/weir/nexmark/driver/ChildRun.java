@@ -47,6 +47,8 @@ public final class ChildRun {
   /** Frozen classpaths per runner (see ClasspathSnapshot); runners not in it read the build's file. */
   private final Map<RunnerKind, String> classpaths = new java.util.EnumMap<>(RunnerKind.class);
   private final Map<RunnerKind, Path> classpathFiles = new java.util.EnumMap<>(RunnerKind.class);
+  /** The child JVM now running, if any; killed by {@link #killRunning} (the driver's shutdown hook). */
+  private volatile Process running;
 
   /**
    * @param passthrough Beam/Nexmark options after {@code --}, applied last (they win)
@@ -257,6 +259,7 @@ public final class ChildRun {
       r.firstErrorLine = "cannot start child JVM: " + e.getMessage();
       return r;
     }
+    running = p;
     boolean finished;
     try {
       finished = p.waitFor(timeoutSec, TimeUnit.SECONDS);
@@ -267,6 +270,7 @@ public final class ChildRun {
     if (!finished) {
       killTree(p);
     }
+    running = null;
     r.wallSec = (System.nanoTime() - t0) / 1e9;
     // The runners' state (Weir's RocksDB stores and checkpoints, Flink's RocksDB) is scratch once
     // the child is gone; a cancelled streaming job keeps it, and a sweep would fill the disk.
@@ -467,6 +471,18 @@ public final class ChildRun {
       }
     }
     return null;
+  }
+
+  /**
+   * Kills the running child JVM and its descendants, if any: the driver's shutdown hook calls it, so
+   * that a terminated driver (Ctrl-C, SIGTERM) leaves no benchmark JVM behind (a weir-samza child
+   * would otherwise outlive the broker the suite stops). Safe from any thread.
+   */
+  public void killRunning() {
+    Process p = running;
+    if (p != null) {
+      killTree(p);
+    }
   }
 
   /** Kills the child and all its descendants, children first. */

@@ -281,6 +281,9 @@ public final class NexmarkCommand implements Callable<Integer> {
     }
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
         .writeValue(dir.resolve("runner-config.json").toFile(), doc.runnerConfigs);
+    // A terminated driver (Ctrl-C, SIGTERM) takes its running child JVM with it.
+    Thread killChild = new Thread(executor::killRunning, "weir-nexmark-kill-child");
+    Runtime.getRuntime().addShutdownHook(killChild);
     try (Progress progress = new Progress(plan.size(), System.console() != null)) {
       for (int i = 0; i < plan.size(); i++) {
         RunSpec spec = plan.get(i);
@@ -295,6 +298,12 @@ public final class NexmarkCommand implements Callable<Integer> {
         }
         progress.finished(what + ": " + outcome(r));
         writeAll(doc, dir); // keep partial results on disk if the driver is interrupted
+      }
+    } finally {
+      try {
+        Runtime.getRuntime().removeShutdownHook(killChild);
+      } catch (IllegalStateException e) {
+        // shutting down: the hook runs
       }
     }
     if (suiteKafka != null) {

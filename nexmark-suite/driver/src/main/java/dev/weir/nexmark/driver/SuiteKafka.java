@@ -3,9 +3,9 @@
 // KafkaBroker, data under the results folder), or an existing broker named with --kafka; each
 // run's topics are deleted after the run; the broker is stopped when the suite ends (also on
 // failure, and on Ctrl-C through KafkaBroker's shutdown hook).
-// Threading: used from the driver's main thread only (runs never overlap); close() may also run
-// from the shutdown hook that KafkaBroker registers, which is safe (KafkaBroker.close is
-// synchronized and idempotent).
+// Threading: used from the driver's main thread (runs never overlap); close() also runs from a
+// shutdown hook when the driver is terminated, so bootstrapServers() and close() are synchronized
+// (KafkaBroker's own stop-on-exit hook may run at the same time: stopping twice is harmless).
 package dev.weir.nexmark.driver;
 
 import dev.weir.testservices.KafkaBroker;
@@ -43,6 +43,8 @@ public final class SuiteKafka implements AutoCloseable {
   private IllegalStateException startFailure;
   private Double startSec;
   private boolean closed;
+  /** Stops the broker and deletes its data when the driver is terminated (Ctrl-C, SIGTERM). */
+  private Thread shutdownHook;
 
   /**
    * @param kafka {@value #START} (start a broker in {@code dir} on first use) or {@code host:port}
@@ -77,7 +79,7 @@ public final class SuiteKafka implements AutoCloseable {
    * @throws IllegalStateException naming the address or directory when the broker cannot start
    *     (within 60 s), also on every call after such a failure
    */
-  public String bootstrapServers() {
+  public synchronized String bootstrapServers() {
     if (external != null) {
       return external;
     }
@@ -93,6 +95,8 @@ public final class SuiteKafka implements AutoCloseable {
         System.out.println("weir nexmark: starting a Kafka broker for weir-samza in " + dir + " ...");
         broker = KafkaBroker.start(KafkaBroker.Config.in(dir).withStartTimeout(Duration.ofSeconds(60)));
         startSec = (System.nanoTime() - t0) / 1e9;
+        shutdownHook = new Thread(this::close, "weir-nexmark-kafka-stop");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
         System.out.printf("weir nexmark: Kafka broker at %s (pid %d), started in %.1f s%n",
             broker.bootstrapServers(), broker.pid(), startSec);
       } catch (RuntimeException e) {
@@ -140,7 +144,7 @@ public final class SuiteKafka implements AutoCloseable {
   }
 
   /** What results.json records about the broker (settings.kafka). */
-  public Map<String, Object> describe() {
+  public synchronized Map<String, Object> describe() {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("startedBySuite", external == null);
     if (external != null) {
@@ -160,17 +164,27 @@ public final class SuiteKafka implements AutoCloseable {
   }
 
   /** Whether this suite started (or tried to start) a broker. */
-  public boolean started() {
+  public synchronized boolean started() {
     return broker != null || startFailure != null;
   }
 
-  /** Stops the suite's broker (if it started one) and deletes its data; idempotent. */
+  /**
+   * Stops the suite's broker (if it started one) and deletes its data; idempotent. Also runs from a
+   * shutdown hook when the driver is terminated.
+   */
   @Override
-  public void close() {
+  public synchronized void close() {
     if (closed) {
       return;
     }
     closed = true;
+    if (shutdownHook != null && Thread.currentThread() != shutdownHook) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(shutdownHook);
+      } catch (IllegalStateException e) {
+        // the JVM is shutting down: the hook runs too, and finds the broker closed
+      }
+    }
     if (broker != null) {
       broker.close();
       deleteTree(dir.resolve("data"));
