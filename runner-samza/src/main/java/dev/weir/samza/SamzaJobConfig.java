@@ -141,6 +141,10 @@ final class SamzaJobConfig {
       c.put(store + "factory", "org.apache.samza.storage.kv.RocksDbKeyValueStorageEngineFactory");
       c.put(store + "key.serde", "weir-bytes");
       c.put(store + "msg.serde", "weir-bytes");
+      // No samza-kv CachedStore: Weir's object cache sits above the store, and CachedStore keys its
+      // LRU map by the byte[] itself (identity), so with byte keys it never hits and writes through on
+      // every put (SAMZA-505; it logs "Using arrays as keys results in unpredictable behavior").
+      c.putIfAbsent(store + "object.cache.size", "0");
       // no dots: samza-core writes a store's changelog partition as system.stream.partition into the
       // store directory's OFFSET file and cannot read a stream name with dots back
       this.changelogTopic = prefix + "-" + jobName + "-" + runId + "-" + STATE_STORE + "-changelog";
