@@ -23,8 +23,11 @@ import java.util.stream.Collectors;
  */
 public final class Comparison {
 
-  /** The order runners appear in, where present: ours first, then the peers, then the limit. */
-  public static final List<String> RUNNER_ORDER = List.of("weir", "flink", "direct", "bare");
+  /**
+   * The order runners appear in, where present: ours first (embedded Weir, then Weir on samza-core),
+   * then the peers, then the limit.
+   */
+  public static final List<String> RUNNER_ORDER = List.of("weir", "weir-samza", "flink", "direct", "bare");
 
   private Comparison() {}
 

@@ -30,7 +30,7 @@ import java.util.TreeSet;
  *
  * <p>The page shows, for the newest results file: a grouped bar chart of events/s per query with
  * a bar per runner (log-scale toggle), a table per mode with events/s, Weir/Flink and Weir/Direct
- * ratios, correctness, result counts, CPU seconds, peak RSS and GC time with geometric means, and
+ * ratios (and weir-samza/Weir: what running on samza-core with streams through Kafka costs), correctness, result counts, CPU seconds, peak RSS and GC time with geometric means, and
  * sweep charts; across all files: the step-by-step improvement table and a history chart per query;
  * and per file its configuration, machine facts and links to run folders and profiles. Tables are
  * rendered here, so they read without JavaScript; charts are drawn in the browser from embedded
@@ -219,6 +219,9 @@ public final class HtmlReport {
         if (present.contains(peer)) {
           ratios.add(new String[] {"weir", peer});
         }
+      }
+      if (present.contains("weir-samza")) {
+        ratios.add(new String[] {"weir-samza", "weir"});
       }
     }
     page.raw("<section><h2>Per-query comparison: ").text(mode).raw("</h2><div class=\"scroll\"><table class=\"cmp\">");

@@ -3,8 +3,8 @@
 (function () {
   'use strict';
   var data = window.WEIR_REPORT;
-  var PALETTE = { weir: '#d9480f', flink: '#1971c2', direct: '#2f9e44', bare: '#868e96' };
-  var EXTRA = ['#7048e8', '#e64980', '#0c8599', '#f08c00'];
+  var PALETTE = { weir: '#d9480f', 'weir-samza': '#f59f00', flink: '#1971c2', direct: '#2f9e44', bare: '#868e96' };
+  var EXTRA = ['#7048e8', '#e64980', '#0c8599', '#5c940d'];
   var charts = [];
   var throughputCharts = [];
   var logScale = false;

@@ -34,6 +34,18 @@ class HtmlReportTest {
   }
 
   @Test
+  void report_showsWeirSamzaBesideWeir_withItsRatio() throws Exception {
+    SampleResults s = new SampleResults("2026-11-24T10:00:00Z");
+    s.run("flink", 3, "streaming", "ok", 30_000.0, 17L, null);
+    s.run("weir-samza", 3, "streaming", "ok", 25_000.0, 17L, null);
+    s.run("weir", 3, "streaming", "ok", 100_000.0, 17L, null);
+    ResultsFile f = ResultsFile.read(s.write(dir.resolve("r1")));
+    assertThat(Comparison.rows(f).get(0).cells().keySet()).containsExactly("weir", "weir-samza", "flink");
+    String html = render(List.of(f));
+    assertThat(html).contains("<th>Weir-samza/Weir</th>").contains("0.25×").contains("3.33×");
+  }
+
+  @Test
   void report_escapesTextFromResults() throws Exception {
     ResultsFile f = ResultsFile.read(SampleResults.fullComparison("2026-11-21T10:00:00Z", 3.0).write(dir.resolve("r1")));
     String html = render(List.of(f));

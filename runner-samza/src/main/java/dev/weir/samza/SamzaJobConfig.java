@@ -52,7 +52,11 @@ final class SamzaJobConfig {
   static final String STATE_STORE = "weir-state";
   /** Samza's default commit interval, ms; the tasks' own commit interval unless the user sets task.commit.ms. */
   static final long DEFAULT_COMMIT_MS = 60_000L;
-  /** Milliseconds between two ticks of a task (bundle time-outs, processing-time timers). */
+  /**
+   * Milliseconds between two ticks of a task (bundle time-outs, processing-time timers), through
+   * samza-core's callback scheduler ({@link SamzaStageTaskFactory}); samza-core's own windowing
+   * ({@code task.window.ms}) is off.
+   */
   static final int TICK_MS = 10;
 
   private final String jobName;
@@ -137,6 +141,10 @@ final class SamzaJobConfig {
       c.put(store + "factory", "org.apache.samza.storage.kv.RocksDbKeyValueStorageEngineFactory");
       c.put(store + "key.serde", "weir-bytes");
       c.put(store + "msg.serde", "weir-bytes");
+      // No samza-kv CachedStore: Weir's object cache sits above the store, and CachedStore keys its
+      // LRU map by the byte[] itself (identity), so with byte keys it never hits and writes through on
+      // every put (SAMZA-505; it logs "Using arrays as keys results in unpredictable behavior").
+      c.putIfAbsent(store + "object.cache.size", "0");
       // no dots: samza-core writes a store's changelog partition as system.stream.partition into the
       // store directory's OFFSET file and cannot read a stream name with dots back
       this.changelogTopic = prefix + "-" + jobName + "-" + runId + "-" + STATE_STORE + "-changelog";
@@ -147,7 +155,11 @@ final class SamzaJobConfig {
       this.changelogTopic = null;
     }
     c.put("job.systemstreampartition.grouper.factory", WeirStreamGrouperFactory.class.getName());
-    c.put("task.window.ms", Integer.toString(TICK_MS));
+    // Off: after every window() call samza-core 1.8's run loop averages a snapshot of its window-ns
+    // timer, a sliding 5-minute reservoir that holds every window call of the container in that time;
+    // with hundreds of tasks ticking every 10 ms each snapshot copied millions of values and the job
+    // crawled (Nexmark Q7 and Q13 stalled). Ticks come from the callback scheduler instead.
+    c.put("task.window.ms", "-1");
     // Samza's own store directories: under the run's directory rather than the working directory,
     // unless the user chose them
     c.putIfAbsent("job.jmx.enabled", "false"); // Weir registers its own MBeans; a JMX server per run costs ~1 s

@@ -10,6 +10,8 @@ import org.apache.samza.storage.kv.KeyValueStore;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.samza.context.Context;
+import org.apache.samza.scheduler.CallbackScheduler;
+import org.apache.samza.scheduler.ScheduledCallback;
 import org.apache.samza.system.IncomingMessageEnvelope;
 import org.apache.samza.system.OutgoingMessageEnvelope;
 import org.apache.samza.system.SystemStream;
@@ -21,7 +23,6 @@ import org.apache.samza.task.InitableTask;
 import org.apache.samza.task.MessageCollector;
 import org.apache.samza.task.TaskCallback;
 import org.apache.samza.task.TaskCoordinator;
-import org.apache.samza.task.WindowableTask;
 
 /**
  * The samza-api task factory of a Weir job on samza-core: each Samza task becomes, at
@@ -29,8 +30,11 @@ import org.apache.samza.task.WindowableTask;
  * which runs the stage's fused operators exactly as the embedded executor does. Envelopes of its
  * input partitions (source splits, intermediate Kafka topics) go to it; what it writes to its
  * output streams goes to samza-core's {@link MessageCollector}, to the stream's topic and the
- * partition Weir's writer chose; {@code window} (every {@value SamzaJobConfig#TICK_MS} ms) is its
- * tick. A task whose input ended and whose output is sent asks samza-core to shut it down
+ * partition Weir's writer chose; a callback of samza-core's callback scheduler (every
+ * {@value SamzaJobConfig#TICK_MS} ms, rescheduled by each tick) is its tick. samza-core's
+ * {@code window} is not used: its run loop takes a snapshot of a container-wide 5-minute timer
+ * after every window call, whose cost grows with the number of window calls (tasks x ticks). A
+ * task whose input ended and whose output is sent asks samza-core to shut it down
  * ({@link TaskCoordinator.RequestScope#CURRENT_TASK}); when every task has, the container ends.
  *
  * <p>State ({@code --stateBackend=rocksdb}): the task's keyed state, timers and holds live in its
@@ -44,11 +48,11 @@ import org.apache.samza.task.WindowableTask;
  * generated config): it runs between two calls of the task and would checkpoint input offsets
  * while the effects of the envelopes before them are still dirty in Weir's object cache, and the
  * low-level API has no hook that runs before a commit's store flush. Instead the task commits in
- * {@code window} (samza-core calls it every {@value SamzaJobConfig#TICK_MS} ms, never concurrently
- * with {@code process}) once the user's {@code task.commit.ms} has passed: it finishes the open
+ * its tick (samza-core runs scheduled callbacks on the task's thread, never concurrently with
+ * {@code process}) once the user's {@code task.commit.ms} has passed: it finishes the open
  * bundle and flushes the object cache into the store ({@link HostedTask#commitState}), then asks
  * samza-core to commit now ({@link TaskCoordinator#commit}, scope {@code CURRENT_TASK}), which
- * runs right after {@code window} returns: samza-core flushes the producers (outputs), the store
+ * runs right after the tick returns: samza-core flushes the producers (outputs), the store
  * and its changelog, then writes the checkpoint of the task's input offsets. The same happens
  * before the task asks to shut down.
  *
@@ -105,8 +109,10 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
 
   /** One Samza task hosting one Weir task. */
   private final class Task
-      implements AsyncStreamTask, InitableTask, WindowableTask, EndOfStreamListenerTask, ClosableTask {
+      implements AsyncStreamTask, InitableTask, EndOfStreamListenerTask, ClosableTask, ScheduledCallback<String> {
     private HostedTask task;
+    private CallbackScheduler scheduler;
+    private String tickKey;
     private MessageCollector collector;
     private final HostedTask.Output output = this::send;
     private boolean shutdownRequested;
@@ -125,6 +131,13 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
       }
       task.open();
       lastCommitNs = System.nanoTime();
+      scheduler = context.getTaskContext().getCallbackScheduler();
+      tickKey = "weir-tick-" + name;
+      scheduleTick();
+    }
+
+    private void scheduleTick() {
+      scheduler.scheduleCallback(tickKey, System.currentTimeMillis() + SamzaJobConfig.TICK_MS, this);
     }
 
     @Override
@@ -146,16 +159,23 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
       }
     }
 
+    /** The tick: samza-core's run loop calls it on the task's thread, never during {@code processAsync}. */
     @Override
-    public void window(MessageCollector collector, TaskCoordinator coordinator) {
+    public void onCallback(String key, MessageCollector collector, TaskCoordinator coordinator) {
+      if (shutdownRequested) {
+        return;
+      }
       this.collector = collector;
       task.tick(output);
-      if (samzaStores && !shutdownRequested && System.nanoTime() - lastCommitNs >= commitNs) {
+      if (samzaStores && System.nanoTime() - lastCommitNs >= commitNs) {
         lastCommitNs = System.nanoTime();
         task.commitState(output);
         coordinator.commit(TaskCoordinator.RequestScope.CURRENT_TASK);
       }
       shutDownIfDone(coordinator);
+      if (!shutdownRequested) {
+        scheduleTick();
+      }
     }
 
     @Override
@@ -179,6 +199,7 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
         }
         coordinator.commit(TaskCoordinator.RequestScope.CURRENT_TASK);
         coordinator.shutdown(TaskCoordinator.RequestScope.CURRENT_TASK);
+        scheduler.deleteCallback(tickKey);
       }
     }
 

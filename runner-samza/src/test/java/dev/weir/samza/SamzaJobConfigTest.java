@@ -64,6 +64,8 @@ class SamzaJobConfigTest {
         .containsEntry("stores.weir-state.factory", "org.apache.samza.storage.kv.RocksDbKeyValueStorageEngineFactory")
         .containsEntry("stores.weir-state.key.serde", "weir-bytes")
         .containsEntry("stores.weir-state.msg.serde", "weir-bytes")
+        .containsEntry("stores.weir-state.object.cache.size", "0")
+        .containsEntry("task.window.ms", "-1")
         .containsEntry("stores.weir-state.changelog", "weir-kafka.weir-my_job-" + config.runId() + "-weir-state-changelog")
         .containsEntry("task.name.grouper.factory",
             "org.apache.samza.container.grouper.task.SingleContainerGrouperFactory");

@@ -41,10 +41,14 @@ public final class ChildRun {
   private final List<String> passthrough;
   private final boolean assertCorrectness;
   private final Profiling profiling;
+  /** The suite's Kafka for runners that need one (weir-samza); null when no planned run does. */
+  private final SuiteKafka kafka;
   private final ObjectMapper json = new ObjectMapper();
   /** Frozen classpaths per runner (see ClasspathSnapshot); runners not in it read the build's file. */
   private final Map<RunnerKind, String> classpaths = new java.util.EnumMap<>(RunnerKind.class);
   private final Map<RunnerKind, Path> classpathFiles = new java.util.EnumMap<>(RunnerKind.class);
+  /** The child JVM now running, if any; killed by {@link #killRunning} (the driver's shutdown hook). */
+  private volatile Process running;
 
   /**
    * @param passthrough Beam/Nexmark options after {@code --}, applied last (they win)
@@ -52,12 +56,45 @@ public final class ChildRun {
    */
   public ChildRun(SuiteLayout layout, int cores, long timeoutSec, List<String> passthrough,
                   boolean assertCorrectness, Profiling profiling) {
+    this(layout, cores, timeoutSec, passthrough, assertCorrectness, profiling, null);
+  }
+
+  /**
+   * @param kafka the suite's Kafka, asked for its address by the first run of a runner that
+   *     {@linkplain RunnerKind#needsKafka() needs one}; null when no run does (such a run then fails
+   *     naming the missing broker)
+   */
+  public ChildRun(SuiteLayout layout, int cores, long timeoutSec, List<String> passthrough,
+                  boolean assertCorrectness, Profiling profiling, SuiteKafka kafka) {
     this.layout = layout;
     this.cores = cores;
     this.timeoutSec = timeoutSec;
     this.passthrough = List.copyOf(passthrough);
     this.assertCorrectness = assertCorrectness;
     this.profiling = profiling;
+    this.kafka = kafka;
+  }
+
+  /**
+   * The Kafka topic prefix of a run ({@code nexmark-<run number>}, from the run directory's name
+   * {@code <nnn>-...}): the run's topics (intermediate streams, state changelog) are
+   * {@code <prefix>.<job>.<id>.<stream>} and {@code <prefix>-<job>-<id>-...}, its own within the
+   * suite, and deleted after it.
+   */
+  static String topicPrefix(Path runDir) {
+    String name = runDir.getFileName().toString();
+    int dash = name.indexOf('-');
+    String number = dash > 0 ? name.substring(0, dash) : name;
+    return "nexmark-" + number.replaceAll("[^A-Za-z0-9_]", "_").toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /**
+   * The run's {@code --samzaConfigOverride}: the broker's address and the run's topic prefix, then
+   * the user's own entries from a pass-through {@code --samzaConfigOverride} (later entries win).
+   */
+  static String samzaOverride(String bootstrapServers, Path runDir, String userOverride) {
+    String o = "weir.kafka.bootstrap.servers=" + bootstrapServers + ",weir.kafka.topic.prefix=" + topicPrefix(runDir);
+    return userOverride == null || userOverride.isBlank() ? o : o + "," + userOverride;
   }
 
   /**
@@ -86,6 +123,14 @@ public final class ChildRun {
 
   /** The options a run gets, in order: Nexmark's, the runner's, the sweep's, the pass-through. */
   public Map<String, String> options(RunSpec spec, Path runDir) {
+    return options(spec, runDir, null);
+  }
+
+  /**
+   * As {@link #options(RunSpec, Path)}; with {@code bootstrapServers} (runners that need Kafka),
+   * also {@code --samzaConfigOverride} ({@link #samzaOverride}) merged with a pass-through one.
+   */
+  Map<String, String> options(RunSpec spec, Path runDir, String bootstrapServers) {
     Map<String, String> o = new LinkedHashMap<>();
     o.put("query", String.valueOf(spec.query()));
     o.put("numEvents", String.valueOf(spec.events()));
@@ -116,12 +161,20 @@ public final class ChildRun {
         o.put(a.substring(0, eq), a.substring(eq + 1));
       }
     }
+    if (bootstrapServers != null) {
+      o.put("samzaConfigOverride", samzaOverride(bootstrapServers, runDir, o.get("samzaConfigOverride")));
+    }
     o.put("perfFilename", runDir.resolve("perf.json").toString());
     return o;
   }
 
   /** The full child command line. */
   public List<String> command(RunSpec spec, Path runDir, String classpath) {
+    return command(spec, runDir, classpath, null);
+  }
+
+  /** The full child command line; {@code bootstrapServers} as in {@link #options(RunSpec, Path, String)}. */
+  List<String> command(RunSpec spec, Path runDir, String classpath, String bootstrapServers) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xms1g");
@@ -134,7 +187,7 @@ public final class ChildRun {
     cmd.add("-cp");
     cmd.add(classpath);
     cmd.add(spec.runner().mainClass());
-    for (Map.Entry<String, String> e : options(spec, runDir).entrySet()) {
+    for (Map.Entry<String, String> e : options(spec, runDir, bootstrapServers).entrySet()) {
       cmd.add(e.getValue() == null ? "--" + e.getKey() : "--" + e.getKey() + "=" + e.getValue());
     }
     return cmd;
@@ -179,7 +232,20 @@ public final class ChildRun {
       r.firstErrorLine = e.getMessage();
       return r;
     }
-    List<String> cmd = command(spec, runDir, classpath);
+    String bootstrapServers = null;
+    if (spec.runner().needsKafka()) {
+      try {
+        if (kafka == null) {
+          throw new IllegalStateException(spec.runner().id() + " needs a Kafka broker and the suite has none");
+        }
+        bootstrapServers = kafka.bootstrapServers();
+      } catch (IllegalStateException e) {
+        r.status = RunRecord.FAILED;
+        r.firstErrorLine = e.getMessage();
+        return r;
+      }
+    }
+    List<String> cmd = command(spec, runDir, classpath, bootstrapServers);
     r.command = abbreviateClasspath(cmd, spec.runner());
     writeScript(runDir, cmd);
     Path log = runDir.resolve("output.log");
@@ -193,6 +259,7 @@ public final class ChildRun {
       r.firstErrorLine = "cannot start child JVM: " + e.getMessage();
       return r;
     }
+    running = p;
     boolean finished;
     try {
       finished = p.waitFor(timeoutSec, TimeUnit.SECONDS);
@@ -203,11 +270,19 @@ public final class ChildRun {
     if (!finished) {
       killTree(p);
     }
+    running = null;
     r.wallSec = (System.nanoTime() - t0) / 1e9;
     // The runners' state (Weir's RocksDB stores and checkpoints, Flink's RocksDB) is scratch once
     // the child is gone; a cancelled streaming job keeps it, and a sweep would fill the disk.
     deleteScratch(runDir.resolve("weir-state"));
     deleteScratch(runDir.resolve("flink-state"));
+    if (bootstrapServers != null) {
+      // A cancelled (streaming) or killed Samza job keeps its topics; the next runs need none of them.
+      String problem = kafka.deleteTopics(topicPrefix(runDir));
+      if (problem != null) {
+        System.err.println("weir nexmark: " + problem);
+      }
+    }
     readFacts(r, runDir.resolve("harness.json"));
     JsonNode perf = readPerf(runDir.resolve("perf.json"));
     if (perf != null) {
@@ -396,6 +471,18 @@ public final class ChildRun {
       }
     }
     return null;
+  }
+
+  /**
+   * Kills the running child JVM and its descendants, if any: the driver's shutdown hook calls it, so
+   * that a terminated driver (Ctrl-C, SIGTERM) leaves no benchmark JVM behind (a weir-samza child
+   * would otherwise outlive the broker the suite stops). Safe from any thread.
+   */
+  public void killRunning() {
+    Process p = running;
+    if (p != null) {
+      killTree(p);
+    }
   }
 
   /** Kills the child and all its descendants, children first. */

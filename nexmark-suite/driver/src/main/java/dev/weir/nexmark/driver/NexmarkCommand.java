@@ -1,7 +1,8 @@
 // Role: the `weir nexmark` subcommand: parses options, plans the runs (sweep values x modes x
 // queries x runners x repeats, runners innermost so that each query's runners run close together
 // in time under the same machine load), runs them one by one as child JVMs, then writes
-// results.json, results.csv, runner-config.json and prints the summary table.
+// results.json, results.csv, runner-config.json and prints the summary table. When weir-samza is
+// planned, the suite's Kafka broker (SuiteKafka) lives from the first weir-samza run to the end.
 // Threading: everything on the main thread; one child JVM at a time.
 package dev.weir.nexmark.driver;
 
@@ -50,8 +51,15 @@ public final class NexmarkCommand implements Callable<Integer> {
   public static final long DEFAULT_TIMEOUT_SEC = 150;
 
   @Option(names = "--runners", split = ",", defaultValue = "direct,flink,weir,bare",
-      description = "Runners: direct, flink, weir, bare (bare: Q0-Q2 only). Default: ${DEFAULT-VALUE}.")
+      description = "Runners: direct, flink, weir, weir-samza, bare (bare: Q0-Q2 only; weir-samza: Weir on "
+          + "samza-core with a Kafka broker the suite starts, see --kafka). Default: ${DEFAULT-VALUE}.")
   List<String> runners;
+
+  @Option(names = "--kafka", defaultValue = SuiteKafka.START, paramLabel = "start|HOST:PORT",
+      description = "The Kafka broker of weir-samza runs: 'start' (the suite starts one, Kafka 3.9 KRaft on "
+          + "loopback, data under the results folder, stopped at the end) or the address of an existing "
+          + "one. Only used when weir-samza runs. Default: ${DEFAULT-VALUE}.")
+  String kafka;
 
   @Option(names = "--queries", defaultValue = "0-14",
       description = "Query numbers, ranges and lists, e.g. 0-14 or 0,3,5-7 (Beam numbering: "
@@ -167,6 +175,15 @@ public final class NexmarkCommand implements Callable<Integer> {
       System.err.println("weir nexmark: --timeout-per-run must be positive");
       return 2;
     }
+    boolean needsKafka = plan.stream().anyMatch(s -> s.runner().needsKafka());
+    if (needsKafka) {
+      try {
+        SuiteKafka.check(kafka);
+      } catch (IllegalArgumentException e) {
+        System.err.println("weir nexmark: " + e.getMessage());
+        return 2;
+      }
+    }
     SuiteLayout layout = SuiteLayout.discover();
     int parallelism = cores != null && cores > 0 ? cores : Runtime.getRuntime().availableProcessors();
     Instant started = Instant.now();
@@ -177,6 +194,18 @@ public final class NexmarkCommand implements Callable<Integer> {
       dir = root.resolve(stamp + "-" + i);
     }
     Files.createDirectories(dir.resolve("runs"));
+    SuiteKafka suiteKafka = needsKafka ? new SuiteKafka(kafka, dir.resolve("kafka-broker")) : null;
+    try {
+      return runSuite(plan, layout, parallelism, started, dir, suiteKafka);
+    } finally {
+      if (suiteKafka != null) {
+        suiteKafka.close();
+      }
+    }
+  }
+
+  private Integer runSuite(List<RunSpec> plan, SuiteLayout layout, int parallelism, Instant started, Path dir,
+                           SuiteKafka suiteKafka) throws Exception {
     ChildRun.Profiling profiling = null;
     if (profile) {
       Path library = AsyncProfilerLibrary.extract();
@@ -231,7 +260,7 @@ public final class NexmarkCommand implements Callable<Integer> {
         plan.size(), String.join(",", runners), queries, String.join(",", modes),
         counts.describe(kinds), timeoutPerRun, dir);
     ChildRun executor = new ChildRun(layout, parallelism, timeoutPerRun, passthrough,
-        assertCorrectness, profiling);
+        assertCorrectness, profiling, suiteKafka);
     // Freeze the repository's own jars (harness, runner, state-cache) for the whole suite.
     ClasspathSnapshot snapshot = new ClasspathSnapshot(layout.home(), dir.resolve("classpath"));
     for (RunnerKind k : plan.stream().map(RunSpec::runner).distinct().toList()) {
@@ -252,6 +281,9 @@ public final class NexmarkCommand implements Callable<Integer> {
     }
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
         .writeValue(dir.resolve("runner-config.json").toFile(), doc.runnerConfigs);
+    // A terminated driver (Ctrl-C, SIGTERM) takes its running child JVM with it.
+    Thread killChild = new Thread(executor::killRunning, "weir-nexmark-kill-child");
+    Runtime.getRuntime().addShutdownHook(killChild);
     try (Progress progress = new Progress(plan.size(), System.console() != null)) {
       for (int i = 0; i < plan.size(); i++) {
         RunSpec spec = plan.get(i);
@@ -261,9 +293,22 @@ public final class NexmarkCommand implements Callable<Integer> {
         progress.starting(what);
         RunRecord r = executor.run(spec, dir.resolve("runs").resolve(spec.dirName(i + 1)));
         doc.runs.add(r);
+        if (suiteKafka != null) {
+          doc.settings.put("kafka", suiteKafka.describe());
+        }
         progress.finished(what + ": " + outcome(r));
         writeAll(doc, dir); // keep partial results on disk if the driver is interrupted
       }
+    } finally {
+      try {
+        Runtime.getRuntime().removeShutdownHook(killChild);
+      } catch (IllegalStateException e) {
+        // shutting down: the hook runs
+      }
+    }
+    if (suiteKafka != null) {
+      suiteKafka.close(); // before the summary: the broker is not needed any more
+      doc.settings.put("kafka", suiteKafka.describe());
     }
     Correctness.compareCounts(doc.runs);
     doc.finishedAt = Instant.now().toString();

@@ -18,6 +18,12 @@ public enum RunnerKind {
   FLINK("classpath-flink", "org.apache.beam.runners.flink.FlinkRunner"),
   /** Weir's own runner (runner/ module), RocksDB state, same parallelism as Flink. */
   WEIR("classpath-weir", "dev.weir.runner.WeirRunner"),
+  /**
+   * Weir's runner on Apache Samza: {@code --executionEnvironment=SAMZA_LOCAL} (samza-core's
+   * LocalApplicationRunner in the child JVM), intermediate streams on the suite's Kafka broker,
+   * state in Samza RocksDB stores with Kafka changelogs; otherwise configured as {@link #WEIR}.
+   */
+  WEIR_SAMZA("classpath-weir-samza", "dev.weir.runner.WeirRunner"),
   /** No runner: Nexmark's generator and the query's work in a loop (Q0-Q2 only). */
   BARE("classpath-direct", null);
 
@@ -52,18 +58,31 @@ public enum RunnerKind {
     this.runnerClass = runnerClass;
   }
 
-  /** Lower-case name used on the command line and in results. */
+  /** Lower-case name used on the command line and in results ({@code weir-samza}, ...). */
   public String id() {
-    return name().toLowerCase(Locale.ROOT);
+    return name().toLowerCase(Locale.ROOT).replace('_', '-');
   }
 
-  /** Parses a runner id (case-insensitive). */
+  /** The ids of all runners, comma-separated, for messages. */
+  public static String ids() {
+    return String.join(", ", java.util.Arrays.stream(values()).map(RunnerKind::id).toList());
+  }
+
+  /** Parses a runner id (case-insensitive; {@code weir-samza} or {@code weir_samza}). */
   public static RunnerKind of(String id) {
     try {
-      return valueOf(id.trim().toUpperCase(Locale.ROOT));
+      return valueOf(id.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("unknown runner '" + id + "' (direct, flink, weir, bare)");
+      throw new IllegalArgumentException("unknown runner '" + id + "' (" + ids() + ")");
     }
+  }
+
+  /**
+   * Whether the runner's jobs need the suite's Kafka broker ({@link SuiteKafka}): its address and a
+   * topic prefix of the run are added to the run's {@code --samzaConfigOverride}.
+   */
+  public boolean needsKafka() {
+    return this == WEIR_SAMZA;
   }
 
   /** The nexmark-suite module whose target/classpath.txt this runner's child JVM uses. */
@@ -83,7 +102,7 @@ public enum RunnerKind {
 
   /** JVM flags beyond heap size. */
   public List<String> jvmFlags() {
-    return this == FLINK || this == WEIR ? FLINK_JAVA17_OPENS : List.of();
+    return this == FLINK || this == WEIR || this == WEIR_SAMZA ? FLINK_JAVA17_OPENS : List.of();
   }
 
   /**
@@ -107,10 +126,15 @@ public enum RunnerKind {
         o.put("stateBackendStoragePath", runDir.resolve("flink-state").toUri().toString());
         break;
       case WEIR:
+      case WEIR_SAMZA:
         o.put("runner", runnerClass);
         o.put("parallelism", String.valueOf(cores));
         o.put("stateBackend", "ROCKSDB"); // WeirPipelineOptions.StateBackend
         o.put("stateDirectory", runDir.resolve("weir-state").toString());
+        if (this == WEIR_SAMZA) {
+          o.put("executionEnvironment", "SAMZA_LOCAL"); // WeirPipelineOptions.ExecutionEnvironment
+          // ChildRun adds --samzaConfigOverride with the broker's address and the run's topic prefix
+        }
         break;
       case BARE:
         o.put("threads", String.valueOf(cores));
@@ -142,6 +166,21 @@ public enum RunnerKind {
             + "containers, maxBundleSize, maxBundleTimeMs, objectCacheSize and metricsEnabled are "
             + "WeirPipelineOptions defaults (at the time of writing: containers = cores, 1000 "
             + "elements, 1000 ms, 100000 entries, true)");
+        break;
+      case WEIR_SAMZA:
+        n.add("WeirRunner with --executionEnvironment=SAMZA_LOCAL: the translated job runs on samza-core "
+            + "1.8's LocalApplicationRunner in the child JVM (passthrough coordinator, one processor, one "
+            + "Samza task per Weir task); every intermediate stream (shuffles, broadcasts, Flatten's "
+            + "forward streams) is a Kafka topic on the suite's broker (one partition per consuming task), "
+            + "every record encoded and sent through the broker; task state in Samza RocksDB stores "
+            + "(weir-state) with Kafka changelogs, under Weir's object cache; parallelism = cores");
+        n.add("--samzaConfigOverride=weir.kafka.bootstrap.servers=<suite broker>,weir.kafka.topic.prefix="
+            + "nexmark-<run number>: each run's topics are its own and are deleted after the run; other "
+            + "Samza keys at Weir's defaults (task.commit.ms 60000, Kafka producer linger.ms 5, acks=all, "
+            + "idempotent)");
+        n.add("the broker: one Apache Kafka 3.9 KRaft node started by the suite (test-services' "
+            + "KafkaBroker, a child JVM with -Xmx512m) before the first weir-samza run and stopped at the "
+            + "end; it idles during other runners' runs (or --kafka=host:port: an existing broker)");
         break;
       case BARE:
         n.add("no runner: Nexmark Generator (NexmarkConfiguration defaults) split over one thread "

@@ -1,5 +1,5 @@
 // Role: reduces the runs to one row per (query, mode, sweep values): the median events/s of each
-// runner, the Weir/Flink and Weir/Direct ratios and their geometric means; renders the
+// runner, the Weir/Flink, Weir/Direct and weir-samza/Weir ratios and their geometric means; renders the
 // Nexmark-style console table.
 // Threading: stateless apart from the built rows; built and read on the driver's main thread.
 package dev.weir.nexmark.driver;
@@ -16,11 +16,12 @@ import java.util.TreeMap;
  * The comparative summary. Ratios are of Nexmark's events/s (higher is faster); a ratio is null
  * unless both runs of the pair finished ok. With --repeat, each runner's median over repeats is used.
  */
-@JsonPropertyOrder({"rows", "geomeanWeirOverFlink", "geomeanWeirOverDirect", "ratioQueries"})
+@JsonPropertyOrder({"rows", "geomeanWeirOverFlink", "geomeanWeirOverDirect", "geomeanWeirSamzaOverWeir",
+    "ratioQueries"})
 public final class Summary {
   /** One table row. */
   @JsonPropertyOrder({"query", "queryName", "mode", "sweep", "eventsPerSec", "status",
-      "numResults", "weirOverFlink", "weirOverDirect", "weirOverBare"})
+      "numResults", "weirOverFlink", "weirOverDirect", "weirOverBare", "weirSamzaOverWeir"})
   public static final class Row {
     public int query;
     public String queryName;
@@ -35,12 +36,16 @@ public final class Summary {
     public Double weirOverFlink;
     public Double weirOverDirect;
     public Double weirOverBare;
+    /** weir-samza's events/s over embedded Weir's: what crossing process boundaries (Kafka) costs. */
+    public Double weirSamzaOverWeir;
   }
 
   public List<Row> rows = new ArrayList<>();
   public Double geomeanWeirOverFlink;
   public Double geomeanWeirOverDirect;
-  /** Number of rows that have a Weir/Flink resp. Weir/Direct ratio. */
+  /** Geometric mean of {@link Row#weirSamzaOverWeir}; null when no row has both. */
+  public Double geomeanWeirSamzaOverWeir;
+  /** Number of rows that have a Weir/Flink resp. Weir/Direct (and weir-samza/Weir) ratio. */
   public Map<String, Integer> ratioQueries = new LinkedHashMap<>();
 
   /** Builds the summary from runs, keeping the runner order given. */
@@ -54,6 +59,7 @@ public final class Summary {
     Summary s = new Summary();
     List<Double> wf = new ArrayList<>();
     List<Double> wd = new ArrayList<>();
+    List<Double> sw = new ArrayList<>();
     for (List<RunRecord> group : byRow.values()) {
       Row row = new Row();
       RunRecord first = group.get(0);
@@ -89,12 +95,20 @@ public final class Summary {
       if (row.weirOverDirect != null) {
         wd.add(row.weirOverDirect);
       }
+      row.weirSamzaOverWeir = Stats.ratio(row.eventsPerSec.get("weir-samza"), row.eventsPerSec.get("weir"));
+      if (row.weirSamzaOverWeir != null) {
+        sw.add(row.weirSamzaOverWeir);
+      }
       s.rows.add(row);
     }
     s.geomeanWeirOverFlink = Stats.geomean(wf);
     s.geomeanWeirOverDirect = Stats.geomean(wd);
     s.ratioQueries.put("weirOverFlink", wf.size());
     s.ratioQueries.put("weirOverDirect", wd.size());
+    if (runnerOrder.contains("weir-samza") && runnerOrder.contains("weir")) {
+      s.geomeanWeirSamzaOverWeir = Stats.geomean(sw);
+      s.ratioQueries.put("weirSamzaOverWeir", sw.size());
+    }
     return s;
   }
 
@@ -107,12 +121,16 @@ public final class Summary {
       sb.append(String.format(Locale.ROOT, " %-22s", "sweep"));
     }
     for (String r : runnerOrder) {
-      sb.append(String.format(Locale.ROOT, " %12s", r + " ev/s"));
+      sb.append(String.format(Locale.ROOT, " %" + columnWidth(r) + "s", r + " ev/s"));
     }
     boolean bare = runnerOrder.contains("bare");
+    boolean samza = runnerOrder.contains("weir-samza") && runnerOrder.contains("weir");
     sb.append(String.format(Locale.ROOT, " %10s %11s", "Weir/Flink", "Weir/Direct"));
     if (bare) {
       sb.append(String.format(Locale.ROOT, " %9s", "Weir/bare"));
+    }
+    if (samza) {
+      sb.append(String.format(Locale.ROOT, " %10s", "Samza/Weir"));
     }
     sb.append(String.format(Locale.ROOT, "  %s%n", "results (ok runs)"));
     for (Row row : rows) {
@@ -129,18 +147,30 @@ public final class Summary {
         } else {
           cell = row.status.get(r);
         }
-        sb.append(String.format(Locale.ROOT, " %12s", cell));
+        sb.append(String.format(Locale.ROOT, " %" + columnWidth(r) + "s", cell));
       }
       sb.append(String.format(Locale.ROOT, " %10s %11s", ratio(row.weirOverFlink), ratio(row.weirOverDirect)));
       if (bare) {
         sb.append(String.format(Locale.ROOT, " %9s", percent(row.weirOverBare)));
+      }
+      if (samza) {
+        sb.append(String.format(Locale.ROOT, " %10s", ratio(row.weirSamzaOverWeir)));
       }
       sb.append(String.format(Locale.ROOT, "  %s%n", resultsCell(row)));
     }
     sb.append(String.format(Locale.ROOT, "geometric mean of ratios: Weir/Flink %s over %d queries, "
             + "Weir/Direct %s over %d queries%n", ratio(geomeanWeirOverFlink),
         ratioQueries.get("weirOverFlink"), ratio(geomeanWeirOverDirect), ratioQueries.get("weirOverDirect")));
+    if (samza) {
+      sb.append(String.format(Locale.ROOT, "weir-samza (Weir on samza-core, streams through Kafka) / embedded Weir: "
+          + "%s over %d queries%n", ratio(geomeanWeirSamzaOverWeir), ratioQueries.get("weirSamzaOverWeir")));
+    }
     return sb.toString();
+  }
+
+  /** Width of a runner's events/s column: 12, or the header's length. */
+  private static int columnWidth(String runner) {
+    return Math.max(12, runner.length() + 5);
   }
 
   /** "580 (all)" when every ok runner counted the same, else each runner's count. */

@@ -12,6 +12,11 @@ import picocli.CommandLine.Command;
     description = "Weir's toolkit: benchmark Beam runners on Nexmark.")
 public final class WeirCli implements Runnable {
   public static void main(String[] args) {
+    // The Kafka admin client (weir-samza's broker) logs through slf4j-simple: warnings only, unless
+    // WEIR_LOG_LEVEL (bin/weir) chose a level.
+    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    }
     System.exit(new CommandLine(new WeirCli()).execute(args));
   }
 
