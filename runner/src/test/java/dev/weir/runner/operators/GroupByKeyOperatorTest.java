@@ -24,247 +24,218 @@ import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
 import org.apache.beam.sdk.values.WindowedValues;
 import org.apache.beam.sdk.values.WindowingStrategy;
+import dev.weir.runner.time.JobClock;
 import dev.weir.runner.time.ManualJobClock;
 import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** The GroupByKey operator's watermark hold, output and timer firing, driven directly (no executor). */
 class GroupByKeyOperatorTest {
+  private final TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
+  private final List<WindowedValue<?>> out = new ArrayList<>();
+  private final ContainerState state = ContainerState.inMemory(1000);
+  private GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk;
+
+  /** A GroupByKey of String keys and Integer values with {@code windowing}, opened over {@link #state}. */
+  private void open(WindowingStrategy<?, ?> windowing, JobClock clock) {
+    gbk = GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, clock));
+  }
+
+  @AfterEach
+  void closeState() {
+    state.close();
+  }
 
   @Test
   void holdsTheOutputWatermarkAtBufferedElementsUntilTheWindowFires() {
-    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
         .withTimestampCombiner(TimestampCombiner.EARLIEST);
-    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
-        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
-    List<WindowedValue<?>> out = new ArrayList<>();
-    try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, dev.weir.runner.time.JobClock.SYSTEM));
-      IntervalWindow w = new IntervalWindow(new Instant(0), new Instant(10));
-      gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(7), w, PaneInfo.NO_FIRING));
-      gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(4), w, PaneInfo.NO_FIRING));
-      gbk.finishBundle();
-      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(4));
+    open(windowing, JobClock.SYSTEM);
+    IntervalWindow w = new IntervalWindow(new Instant(0), new Instant(10));
+    gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(7), w, PaneInfo.NO_FIRING));
+    gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(4), w, PaneInfo.NO_FIRING));
+    gbk.finishBundle();
+    assertThat(gbk.watermarkHold()).isEqualTo(new Instant(4));
 
-      OperatorDriver.deliver(gbk, new Instant(5));
-      assertThat(out).isEmpty();
-      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(4));
+    OperatorDriver.deliver(gbk, new Instant(5));
+    assertThat(out).isEmpty();
+    assertThat(gbk.watermarkHold()).isEqualTo(new Instant(4));
 
-      OperatorDriver.deliver(gbk, new Instant(10));
-      assertThat(out).as("a watermark only makes timers ready").isEmpty();
-      while (OperatorDriver.hasReadyTimers(gbk)) {
-        OperatorDriver.fire(gbk, 1);
-      }
-      gbk.finishBundle();
-      assertThat(out).hasSize(1);
-      assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(4));
-      @SuppressWarnings("unchecked")
-      KV<String, Iterable<Integer>> group = (KV<String, Iterable<Integer>>) out.get(0).getValue();
-      assertThat(group.getValue()).containsExactlyInAnyOrder(1, 2);
-      assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
-      assertThat(state.commits()).isZero(); // commits are the container's business
-      state.commitIfRequested();
-      assertThat(state.commits()).isEqualTo(1);
+    OperatorDriver.deliver(gbk, new Instant(10));
+    assertThat(out).as("a watermark only makes timers ready").isEmpty();
+    while (OperatorDriver.hasReadyTimers(gbk)) {
+      OperatorDriver.fire(gbk, 1);
     }
+    gbk.finishBundle();
+    assertThat(out).hasSize(1);
+    assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(4));
+    @SuppressWarnings("unchecked")
+    KV<String, Iterable<Integer>> group = (KV<String, Iterable<Integer>>) out.get(0).getValue();
+    assertThat(group.getValue()).containsExactlyInAnyOrder(1, 2);
+    assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
+    assertThat(state.commits()).isZero(); // commits are the container's business
+    state.commitIfRequested();
+    assertThat(state.commits()).isEqualTo(1);
   }
 
   @Test
   void firesReadyTimersInSlicesHoldingTheOutputWatermarkAtTheEarliestUnfiredOne() {
-    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
         .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
-    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
-        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
-    List<WindowedValue<?>> out = new ArrayList<>();
-    try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, dev.weir.runner.time.JobClock.SYSTEM));
-      for (int i = 0; i < 3; i++) { // windows [0,10), [10,20), [20,30), one key each
-        IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
-        gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
-      }
-      gbk.finishBundle();
-
-      OperatorDriver.deliver(gbk, BoundedWindow.TIMESTAMP_MAX_VALUE);
-      assertThat(out).isEmpty();
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
-      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
-
-      OperatorDriver.fire(gbk, 1);
-      assertThat(out).hasSize(1);
-      assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(9));
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
-      assertThat(gbk.watermarkHold()).as("the next unfired end-of-window timer").isEqualTo(new Instant(19));
-
-      OperatorDriver.fire(gbk, 10);
-      gbk.finishBundle();
-      assertThat(out).extracting(WindowedValue::getTimestamp)
-          .containsExactly(new Instant(9), new Instant(19), new Instant(29));
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
-      assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
+    open(windowing, JobClock.SYSTEM);
+    for (int i = 0; i < 3; i++) { // windows [0,10), [10,20), [20,30), one key each
+      IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
+      gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
     }
+    gbk.finishBundle();
+
+    OperatorDriver.deliver(gbk, BoundedWindow.TIMESTAMP_MAX_VALUE);
+    assertThat(out).isEmpty();
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
+    assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
+
+    OperatorDriver.fire(gbk, 1);
+    assertThat(out).hasSize(1);
+    assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(9));
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
+    assertThat(gbk.watermarkHold()).as("the next unfired end-of-window timer").isEqualTo(new Instant(19));
+
+    OperatorDriver.fire(gbk, 10);
+    gbk.finishBundle();
+    assertThat(out).extracting(WindowedValue::getTimestamp)
+        .containsExactly(new Instant(9), new Instant(19), new Instant(29));
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
+    assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
   }
 
   @Test
   void oneWatermarkCall_firesAtMostItsBudgetAndNothingWhileTheOutputIsBlocked() {
-    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
         .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
-    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
-        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
-    List<WindowedValue<?>> out = new ArrayList<>();
-    try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
-          dev.weir.runner.time.JobClock.SYSTEM));
-      for (int i = 0; i < 3; i++) {
-        IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
-        gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
-      }
-      gbk.finishBundle();
-      java.util.concurrent.atomic.AtomicBoolean blocked = new java.util.concurrent.atomic.AtomicBoolean(true);
-
-      assertThat(gbk.advanceWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 64, blocked::get)).isFalse();
-      assertThat(out).as("the outbox is blocked: the watermark only makes timers ready").isEmpty();
-      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
-
-      blocked.set(false);
-      assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).as("one timer left").isFalse();
-      assertThat(out).hasSize(2);
-      assertThat(gbk.watermarkHold()).isEqualTo(new Instant(29));
-      assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).isTrue();
-      assertThat(out).hasSize(3);
-      assertThat(gbk.advanceWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 2, blocked::get))
-          .as("the same watermark again is no advance").isTrue();
-      assertThat(out).hasSize(3);
+    open(windowing, JobClock.SYSTEM);
+    for (int i = 0; i < 3; i++) {
+      IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
+      gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
     }
+    gbk.finishBundle();
+    java.util.concurrent.atomic.AtomicBoolean blocked = new java.util.concurrent.atomic.AtomicBoolean(true);
+
+    assertThat(gbk.advanceWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 64, blocked::get)).isFalse();
+    assertThat(out).as("the outbox is blocked: the watermark only makes timers ready").isEmpty();
+    assertThat(gbk.watermarkHold()).isEqualTo(new Instant(9));
+
+    blocked.set(false);
+    assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).as("one timer left").isFalse();
+    assertThat(out).hasSize(2);
+    assertThat(gbk.watermarkHold()).isEqualTo(new Instant(29));
+    assertThat(gbk.advanceWatermark(Long.MIN_VALUE, 2, blocked::get)).isTrue();
+    assertThat(out).hasSize(3);
+    assertThat(gbk.advanceWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 2, blocked::get))
+        .as("the same watermark again is no advance").isTrue();
+    assertThat(out).hasSize(3);
   }
 
   @Test
   void readyTimersOfOneKeyReachRunnersCoreTogether_andEachWindowFiresOnce() {
-    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
         .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
-    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
-        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
-    List<WindowedValue<?>> out = new ArrayList<>();
-    try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
-          dev.weir.runner.time.JobClock.SYSTEM));
-      for (int i = 0; i < 5; i++) { // five windows of "hot", interleaved with one of "cold"
-        IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
-        gbk.accept(WindowedValues.of(KV.of("hot", i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
-        if (i == 2) {
-          gbk.accept(WindowedValues.of(KV.of("cold", 9), new Instant(10 * i + 2), w, PaneInfo.NO_FIRING));
-        }
+    open(windowing, JobClock.SYSTEM);
+    for (int i = 0; i < 5; i++) { // five windows of "hot", interleaved with one of "cold"
+      IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
+      gbk.accept(WindowedValues.of(KV.of("hot", i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
+      if (i == 2) {
+        gbk.accept(WindowedValues.of(KV.of("cold", 9), new Instant(10 * i + 2), w, PaneInfo.NO_FIRING));
       }
-      gbk.finishBundle();
-      OperatorDriver.deliver(gbk, new Instant(100));
-      OperatorDriver.fire(gbk, 6); // one call: six timers, two work items
-      gbk.finishBundle();
-      // runners-core emits one work item's windows in no particular order
-      assertThat(out).extracting(v -> (Object) v.getValue()).containsExactlyInAnyOrder(
-          KV.of("hot", List.of(0)), KV.of("hot", List.of(1)), KV.of("hot", List.of(2)), KV.of("hot", List.of(3)),
-          KV.of("hot", List.of(4)), KV.of("cold", List.of(9)));
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
     }
+    gbk.finishBundle();
+    OperatorDriver.deliver(gbk, new Instant(100));
+    OperatorDriver.fire(gbk, 6); // one call: six timers, two work items
+    gbk.finishBundle();
+    // runners-core emits one work item's windows in no particular order
+    assertThat(out).extracting(v -> (Object) v.getValue()).containsExactlyInAnyOrder(
+        KV.of("hot", List.of(0)), KV.of("hot", List.of(1)), KV.of("hot", List.of(2)), KV.of("hot", List.of(3)),
+        KV.of("hot", List.of(4)), KV.of("cold", List.of(9)));
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
   }
 
   @Test
   void processingTimeTimersFireInSlicesOnlyOnceTheTickIsStrictlyPastThem() {
-    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(new GlobalWindows())
         .withTrigger(Repeatedly.forever(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(Duration.millis(10))))
         .withMode(AccumulationMode.DISCARDING_FIRED_PANES);
-    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
-        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
-    List<WindowedValue<?>> out = new ArrayList<>();
     ManualJobClock clock = new ManualJobClock(1_000);
-    try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, clock));
-      for (int i = 0; i < 3; i++) { // one pane timer per key, all at 1_010
-        gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(i), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
-      }
-      gbk.finishBundle();
-      Instant hold = gbk.watermarkHold();
-
-      gbk.onProcessingTime(new Instant(1_010));
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).as("a timer is not ready at its own time").isFalse();
-
-      gbk.onProcessingTime(new Instant(1_011));
-      assertThat(out).as("a tick only makes timers ready").isEmpty();
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
-      assertThat(gbk.watermarkHold()).as("ready processing-time timers hold nothing more").isEqualTo(hold);
-
-      OperatorDriver.fire(gbk, 1);
-      assertThat(out).hasSize(1);
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
-      OperatorDriver.fire(gbk, 10);
-      gbk.finishBundle();
-      assertThat(out).extracting(v -> (Object) ((KV<?, ?>) v.getValue()).getKey()).containsExactlyInAnyOrder("k0", "k1", "k2");
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
-
-      // New elements start new panes whose timers are at the tick's time plus the delay, later than now.
-      gbk.accept(WindowedValues.of(KV.of("k0", 9), new Instant(9), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
-      gbk.finishBundle();
-      gbk.onProcessingTime(new Instant(1_012));
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
-      gbk.onProcessingTime(new Instant(1_022));
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
-      OperatorDriver.fire(gbk, 10);
-      assertThat(out).hasSize(4);
-      assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
+    open(windowing, clock);
+    for (int i = 0; i < 3; i++) { // one pane timer per key, all at 1_010
+      gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(i), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
     }
+    gbk.finishBundle();
+    Instant hold = gbk.watermarkHold();
+
+    gbk.onProcessingTime(new Instant(1_010));
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).as("a timer is not ready at its own time").isFalse();
+
+    gbk.onProcessingTime(new Instant(1_011));
+    assertThat(out).as("a tick only makes timers ready").isEmpty();
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
+    assertThat(gbk.watermarkHold()).as("ready processing-time timers hold nothing more").isEqualTo(hold);
+
+    OperatorDriver.fire(gbk, 1);
+    assertThat(out).hasSize(1);
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
+    OperatorDriver.fire(gbk, 10);
+    gbk.finishBundle();
+    assertThat(out).extracting(v -> (Object) ((KV<?, ?>) v.getValue()).getKey()).containsExactlyInAnyOrder("k0", "k1", "k2");
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
+
+    // New elements start new panes whose timers are at the tick's time plus the delay, later than now.
+    gbk.accept(WindowedValues.of(KV.of("k0", 9), new Instant(9), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+    gbk.finishBundle();
+    gbk.onProcessingTime(new Instant(1_012));
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
+    gbk.onProcessingTime(new Instant(1_022));
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isTrue();
+    OperatorDriver.fire(gbk, 10);
+    assertThat(out).hasSize(4);
+    assertThat(OperatorDriver.hasReadyTimers(gbk)).isFalse();
   }
 
   @Test
   void aBundlesElementsOfOneKeyReachRunnersCoreAsOneWorkItemInArrivalOrder() {
-    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
         .withTimestampCombiner(TimestampCombiner.EARLIEST);
-    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
-        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
-    List<WindowedValue<?>> out = new ArrayList<>();
-    try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
-          dev.weir.runner.time.JobClock.SYSTEM));
-      IntervalWindow w = new IntervalWindow(new Instant(0), new Instant(10));
-      gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(5), w, PaneInfo.NO_FIRING));
-      gbk.accept(WindowedValues.of(KV.of("j", 5), new Instant(3), w, PaneInfo.NO_FIRING));
-      gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(6), w, PaneInfo.NO_FIRING));
-      assertThat(gbk.watermarkHold()).as("held at the earliest waiting element").isEqualTo(new Instant(3));
-      gbk.finishBundle();
-      assertThat(gbk.watermarkHold()).as("the holds runners-core set").isEqualTo(new Instant(3));
+    open(windowing, JobClock.SYSTEM);
+    IntervalWindow w = new IntervalWindow(new Instant(0), new Instant(10));
+    gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(5), w, PaneInfo.NO_FIRING));
+    gbk.accept(WindowedValues.of(KV.of("j", 5), new Instant(3), w, PaneInfo.NO_FIRING));
+    gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(6), w, PaneInfo.NO_FIRING));
+    assertThat(gbk.watermarkHold()).as("held at the earliest waiting element").isEqualTo(new Instant(3));
+    gbk.finishBundle();
+    assertThat(gbk.watermarkHold()).as("the holds runners-core set").isEqualTo(new Instant(3));
 
-      OperatorDriver.deliver(gbk, BoundedWindow.TIMESTAMP_MAX_VALUE);
-      while (OperatorDriver.hasReadyTimers(gbk)) {
-        OperatorDriver.fire(gbk, 10);
-      }
-      gbk.finishBundle();
-      assertThat(out).extracting(v -> (Object) v.getValue())
-          .containsExactlyInAnyOrder(KV.of("k", List.of(1, 2)), KV.of("j", List.of(5)));
+    OperatorDriver.deliver(gbk, BoundedWindow.TIMESTAMP_MAX_VALUE);
+    while (OperatorDriver.hasReadyTimers(gbk)) {
+      OperatorDriver.fire(gbk, 10);
     }
+    gbk.finishBundle();
+    assertThat(out).extracting(v -> (Object) v.getValue())
+        .containsExactlyInAnyOrder(KV.of("k", List.of(1, 2)), KV.of("j", List.of(5)));
   }
 
   @Test
   void aTriggerThatCountsElementsSeesThemOneByOne() {
-    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(new GlobalWindows())
         .withTrigger(Repeatedly.forever(AfterPane.elementCountAtLeast(1)))
         .withMode(AccumulationMode.DISCARDING_FIRED_PANES);
-    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
-        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
-    List<WindowedValue<?>> out = new ArrayList<>();
-    try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
-          dev.weir.runner.time.JobClock.SYSTEM));
-      gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(5), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
-      gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(6), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
-      gbk.finishBundle();
-      assertThat(out).extracting(v -> (Object) v.getValue())
-          .containsExactly(KV.of("k", List.of(1)), KV.of("k", List.of(2)));
-    }
+    open(windowing, JobClock.SYSTEM);
+    gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(5), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+    gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(6), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+    gbk.finishBundle();
+    assertThat(out).extracting(v -> (Object) v.getValue())
+        .containsExactly(KV.of("k", List.of(1)), KV.of("k", List.of(2)));
   }
 
   @Test
@@ -278,48 +249,35 @@ class GroupByKeyOperatorTest {
 
   @Test
   void aFullBatchIsProcessedWithoutWaitingForTheEndOfTheBundle() {
-    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10_000)))
         .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
-    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
-        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
-    List<WindowedValue<?>> out = new ArrayList<>();
-    try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state,
-          dev.weir.runner.time.JobClock.SYSTEM));
-      IntervalWindow w = new IntervalWindow(new Instant(0), new Instant(10_000));
-      for (int i = 0; i < GroupByKeyOperator.MAX_BATCHED_ELEMENTS - 1; i++) {
-        gbk.accept(WindowedValues.of(KV.of("k" + (i % 3), i), new Instant(i), w, PaneInfo.NO_FIRING));
-      }
-      assertThat(gbk.watermarkHold()).as("elements wait: held at the earliest").isEqualTo(new Instant(0));
-      gbk.accept(WindowedValues.of(KV.of("k0", -1), new Instant(5_000), w, PaneInfo.NO_FIRING));
-      assertThat(gbk.watermarkHold()).as("the full batch went to runners-core: its end-of-window hold")
-          .isEqualTo(new Instant(9_999));
-      gbk.finishBundle();
-      assertThat(out).isEmpty();
+    open(windowing, JobClock.SYSTEM);
+    IntervalWindow w = new IntervalWindow(new Instant(0), new Instant(10_000));
+    for (int i = 0; i < GroupByKeyOperator.MAX_BATCHED_ELEMENTS - 1; i++) {
+      gbk.accept(WindowedValues.of(KV.of("k" + (i % 3), i), new Instant(i), w, PaneInfo.NO_FIRING));
     }
+    assertThat(gbk.watermarkHold()).as("elements wait: held at the earliest").isEqualTo(new Instant(0));
+    gbk.accept(WindowedValues.of(KV.of("k0", -1), new Instant(5_000), w, PaneInfo.NO_FIRING));
+    assertThat(gbk.watermarkHold()).as("the full batch went to runners-core: its end-of-window hold")
+        .isEqualTo(new Instant(9_999));
+    gbk.finishBundle();
+    assertThat(out).isEmpty();
   }
 
   @Test
   void elementsWaitingWhenATimerFiresAreInThePaneItEmits() {
-    TupleTag<KV<String, Iterable<Integer>>> tag = new TupleTag<>();
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(new GlobalWindows())
         .withTrigger(Repeatedly.forever(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(Duration.millis(10))))
         .withMode(AccumulationMode.DISCARDING_FIRED_PANES);
-    GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk =
-        GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
-    List<WindowedValue<?>> out = new ArrayList<>();
     ManualJobClock clock = new ManualJobClock(1_000);
-    try (ContainerState state = ContainerState.inMemory(1000)) {
-      gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, clock));
-      gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(1), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
-      gbk.finishBundle(); // the pane's timer is at 1_010
-      gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(2), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+    open(windowing, clock);
+    gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(1), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+    gbk.finishBundle(); // the pane's timer is at 1_010
+    gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(2), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
 
-      gbk.onProcessingTime(new Instant(1_011)); // makes the pane's timer ready; the waiting element goes first
-      OperatorDriver.fire(gbk, 10);
-      gbk.finishBundle();
-      assertThat(out).extracting(v -> (Object) v.getValue()).containsExactly(KV.of("k", List.of(1, 2)));
-    }
+    gbk.onProcessingTime(new Instant(1_011)); // makes the pane's timer ready; the waiting element goes first
+    OperatorDriver.fire(gbk, 10);
+    gbk.finishBundle();
+    assertThat(out).extracting(v -> (Object) v.getValue()).containsExactly(KV.of("k", List.of(1, 2)));
   }
 }
