@@ -41,8 +41,9 @@ import org.joda.time.Instant;
  * {@link GroupAlsoByWindowViaWindowSetNewDoFn} (which runs {@code ReduceFnRunner}: every WindowFn
  * including merging ones, triggers, allowed lateness, accumulation modes, panes), behind the
  * late-data-dropping runner. With
- * {@link #grouping} values are buffered (a GroupByKey); with a combining reduce function over
- * accumulators it is the merging half of a lifted Combine.perKey ({@link PartialCombineOperator}).
+ * {@link #grouping} values are buffered (a GroupByKey); with a combining reduce function it is the
+ * merging half of a lifted Combine.perKey over accumulators ({@link PartialCombineOperator}), or a
+ * Combine.perKey that could not be lifted, adding raw inputs to one accumulator per key and window.
  *
  * <p>Keys, state and bundles as in {@link KeyedOperator}: a {@link CachedStateInternals} per key
  * over the container's object-cached store ({@code --stateBackend}); a bundle that touched state
