@@ -4,7 +4,6 @@ import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.WatermarkHolds;
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyedTimers;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import org.apache.beam.runners.core.DoFnRunner;
@@ -98,15 +97,13 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   private DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> runner;
   private Receiver output;
   /** The open bundle's elements not yet handed to runners-core, by key. */
-  private final KeyedBatch<K, V> batch = new KeyedBatch<>();
+  private final KeyedBatch<K, WindowedValue<V>> batch = new KeyedBatch<>();
   /** Whether elements wait in {@link #batch}: unless the trigger counts elements. */
   private final boolean batching;
   /** Event-time timers polled at most by one {@link #fireNextReady} call. */
   static final int MAX_TIMERS_PER_FIRING = 32;
-  /** {@link #fireNextReady}'s keys, in the order their first timer was ready; empty between calls. */
-  private final List<KeyContext<K>> readyKeys = new ArrayList<>();
-  /** {@link #fireNextReady}'s timers per key (same index as {@link #readyKeys}); lists reused. */
-  private final List<List<TimerInternals.TimerData>> readyTimers = new ArrayList<>();
+  /** The ready timers of one {@link #fireNextReady} call, by key; empty between calls. */
+  private final KeyedBatch<K, TimerInternals.TimerData> readyTimers = new KeyedBatch<>();
 
   /** A GroupByKey (values buffered in a bag per key and window); nothing is instantiated until {@link #open}. */
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -194,7 +191,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
       return;
     }
     startBundleIfNeeded();
-    batch.add(key, value);
+    batch.add(key, value, value.getTimestamp().getMillis());
     if (batch.size() >= MAX_BATCHED_ELEMENTS) {
       processBuffered();
     }
@@ -261,27 +258,9 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     int polled = 0;
     do {
       KeyedTimers.Entry ready = timers.pollReadyEventTimer();
-      KeyContext<K> key = (KeyContext<K>) ready.key();
-      int group = readyKeys.indexOf(key); // identity: KeyContext keeps Object.equals; few keys
-      if (group < 0) {
-        group = readyKeys.size();
-        readyKeys.add(key);
-        if (readyTimers.size() <= group) {
-          readyTimers.add(new ArrayList<>());
-        }
-      }
-      readyTimers.get(group).add(ready.data());
+      readyTimers.add((KeyContext<K>) ready.key(), ready.data(), ready.data().getTimestamp().getMillis());
     } while (++polled < limit && timers.hasReadyEventTimer());
-    try {
-      for (int i = 0; i < readyKeys.size(); i++) {
-        run(readyKeys.get(i), KeyedWorkItems.timersWorkItem(readyKeys.get(i).key(), readyTimers.get(i)));
-      }
-    } finally {
-      for (int i = 0; i < readyKeys.size(); i++) {
-        readyTimers.get(i).clear();
-      }
-      readyKeys.clear();
-    }
+    readyTimers.drain((key, due) -> run(key, KeyedWorkItems.timersWorkItem(key.key(), due)));
     return polled;
   }
 

@@ -6,13 +6,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.function.BiConsumer;
-import org.apache.beam.sdk.values.WindowedValue;
 
 /**
- * The elements a {@link GroupByKeyOperator} received in its open bundle and has not yet handed to
- * runners-core, grouped by key: at a flush each key gets one {@code KeyedWorkItem} holding all of
- * its elements, in arrival order, so {@code ReduceFnRunner} reads the key's window set, trigger
- * state and holds once per key and flush instead of once per element.
+ * Work a {@link GroupByKeyOperator} has not yet handed to runners-core, grouped by key: the
+ * elements of its open bundle, or the ready timers of one firing. At a drain each key gets one
+ * {@code KeyedWorkItem} holding all of its items, in arrival order, so {@code ReduceFnRunner} reads
+ * the key's window set, trigger state and holds once per key and drain instead of once per item.
  *
  * <h2>Why</h2>
  *
@@ -26,45 +25,44 @@ import org.apache.beam.sdk.values.WindowedValue;
  * <h2>Order and cost</h2>
  *
  * Elements of one key keep their arrival order; keys are drained in the order of their first
- * element. Keys are {@link KeyContext}s compared by identity: if a key's context was dropped from the
- * operator's cache and rebuilt while the key had buffered elements, the key appears twice, each with
- * its part of the elements, still drained in arrival order. Per element: one identity-hash lookup
- * and an {@code ArrayList} append; the per-key lists are reused across flushes.
+ * item. Keys are {@link KeyContext}s compared by identity: if a key's context was dropped from the
+ * operator's cache and rebuilt while the key had buffered items, the key appears twice, each with
+ * its part of the items, still drained in arrival order. Per item: one identity-hash lookup and an
+ * {@code ArrayList} append; the per-key lists are reused across drains.
  *
  * <p>Threading: the operator's container thread only.
  *
  * @param <K> the key type
- * @param <V> the value type
+ * @param <T> the item type: {@code WindowedValue<V>} elements or {@code TimerData}
  */
-final class KeyedBatch<K, V> {
+final class KeyedBatch<K, T> {
   /** Per-key lists, keyed by context identity ({@link KeyContext} keeps {@code Object.equals}). */
-  private final HashMap<KeyContext<K>, ArrayList<WindowedValue<V>>> byKey = new HashMap<>();
+  private final HashMap<KeyContext<K>, ArrayList<T>> byKey = new HashMap<>();
   /** Keys in the order of their first buffered element. */
   private final ArrayList<KeyContext<K>> order = new ArrayList<>();
   /** Lists kept for reuse at most: a flush over more keys allocates the rest. */
   private static final int MAX_SPARE_LISTS = 1024;
   /** Emptied lists for the next flush's keys. */
-  private final ArrayDeque<ArrayList<WindowedValue<V>>> spare = new ArrayDeque<>();
+  private final ArrayDeque<ArrayList<T>> spare = new ArrayDeque<>();
   private int size;
   private long minTimestampMs = Long.MAX_VALUE;
 
-  /** Buffers {@code value} for {@code key}. */
-  void add(KeyContext<K> key, WindowedValue<V> value) {
-    ArrayList<WindowedValue<V>> values = byKey.get(key);
-    if (values == null) {
-      values = spare.isEmpty() ? new ArrayList<>() : spare.poll();
-      byKey.put(key, values);
+  /** Buffers {@code item} for {@code key}; {@code timestampMs} (epoch ms) counts for {@link #minTimestampMs}. */
+  void add(KeyContext<K> key, T item, long timestampMs) {
+    ArrayList<T> items = byKey.get(key);
+    if (items == null) {
+      items = spare.isEmpty() ? new ArrayList<>() : spare.poll();
+      byKey.put(key, items);
       order.add(key);
     }
-    values.add(value);
+    items.add(item);
     size++;
-    long timestampMs = value.getTimestamp().getMillis();
     if (timestampMs < minTimestampMs) {
       minTimestampMs = timestampMs;
     }
   }
 
-  /** Elements buffered. */
+  /** Items buffered. */
   int size() {
     return size;
   }
@@ -74,21 +72,21 @@ final class KeyedBatch<K, V> {
   }
 
   /**
-   * The earliest buffered element's timestamp in epoch ms, or {@link Long#MAX_VALUE} when empty: a
-   * lower bound of the watermark holds runners-core will set for them (a hold is never before its
-   * element's timestamp).
+   * The earliest timestamp given to {@link #add} since the last drain, in epoch ms, or
+   * {@link Long#MAX_VALUE} when empty. For elements: a lower bound of the watermark holds
+   * runners-core will set for them (a hold is never before its element's timestamp).
    */
   long minTimestampMs() {
     return minTimestampMs;
   }
 
   /**
-   * Hands every key with its elements to {@code process}, in first-arrival order, and empties the
+   * Hands every key with its items to {@code process}, in first-arrival order, and empties the
    * batch. The list is only valid during the call (it is reused). The batch is emptied before the
-   * first call, so elements {@code process} causes to be added (none for a GroupByKey) form the
-   * next batch.
+   * first call, so items {@code process} causes to be added (none for a GroupByKey) form the next
+   * batch.
    */
-  void drain(BiConsumer<KeyContext<K>, List<WindowedValue<V>>> process) {
+  void drain(BiConsumer<KeyContext<K>, List<T>> process) {
     if (size == 0) {
       return;
     }
@@ -96,7 +94,7 @@ final class KeyedBatch<K, V> {
     @SuppressWarnings("unchecked")
     KeyContext<K>[] drainedKeys = order.toArray(new KeyContext[keys]);
     @SuppressWarnings("unchecked")
-    ArrayList<WindowedValue<V>>[] lists = new ArrayList[keys];
+    ArrayList<T>[] lists = new ArrayList[keys];
     for (int i = 0; i < keys; i++) {
       lists[i] = byKey.get(drainedKeys[i]);
     }
