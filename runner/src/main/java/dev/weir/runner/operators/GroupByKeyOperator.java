@@ -7,26 +7,24 @@ import dev.weir.runner.state.KeyedTimers;
 import java.util.Collections;
 import java.util.List;
 import org.apache.beam.runners.core.DoFnRunner;
-import org.apache.beam.runners.core.DoFnRunners;
 import org.apache.beam.runners.core.GroupAlsoByWindowViaWindowSetNewDoFn;
 import org.apache.beam.runners.core.KeyedWorkItem;
-import org.apache.beam.runners.core.KeyedWorkItemCoder;
+import org.apache.beam.runners.core.LateDataDroppingDoFnRunner;
 import org.apache.beam.runners.core.KeyedWorkItems;
 import org.apache.beam.runners.core.NullSideInputReader;
-import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StateInternalsFactory;
-import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.SystemReduceFn;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.runners.core.TimerInternalsFactory;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.state.TimeDomain;
 import org.apache.beam.sdk.transforms.DoFn;
-import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.windowing.AfterPane;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.Trigger;
 import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
+import org.apache.beam.sdk.util.UserCodeException;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
@@ -95,6 +93,8 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   static final int MAX_BATCHED_ELEMENTS = 4096;
 
   private DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> runner;
+  /** Per recently used key: its ReduceFnRunner, kept across work items (see {@link ReduceFnRunners}). */
+  private ReduceFnRunners<K, V, OutT> reduceFnRunners;
   private Receiver output;
   /** The open bundle's elements not yet handed to runners-core, by key. */
   private final KeyedBatch<K, WindowedValue<V>> batch = new KeyedBatch<>();
@@ -160,24 +160,9 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> fn = GroupAlsoByWindowViaWindowSetNewDoFn.create(
         windowingStrategy, stateFactory, timerFactory, NullSideInputReader.empty(), reduceFn,
         outputManager, mainTag);
-    StepContext stepContext = new StepContext() {
-      @Override
-      public StateInternals stateInternals() {
-        return keys.current().state();
-      }
-
-      @Override
-      public TimerInternals timerInternals() {
-        return timers;
-      }
-    };
-    DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> simple = DoFnRunners.simpleRunner(
-        context.options(), fn, NullSideInputReader.empty(), outputManager, mainTag,
-        Collections.emptyList(), stepContext,
-        KeyedWorkItemCoder.of(keyCoder, valueCoder, windowingStrategy.getWindowFn().windowCoder()),
-        Collections.emptyMap(), windowingStrategy, DoFnSchemaInformation.create(),
-        Collections.emptyMap());
-    runner = DoFnRunners.lateDataDroppingRunner(simple, timers, windowingStrategy);
+    reduceFnRunners = new ReduceFnRunners<>(windowingStrategy, timers, output::accept, reduceFn, context.options(),
+        ReduceFnRunners.DEFAULT_CAPACITY);
+    runner = new LateDataDroppingDoFnRunner<>(new KeptRunners(fn), windowingStrategy, timers);
   }
 
   @Override
@@ -232,6 +217,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     if (!inputWatermark.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       timers.clearProcessingTimers();
       keys.clear();
+      reduceFnRunners.clear();
     }
   }
 
@@ -299,5 +285,50 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   @Override
   protected void finishRunnerBundle() {
     runner.finishBundle();
+  }
+
+  /**
+   * The runner behind late-data dropping: runs each (filtered) work item through the current
+   * key's kept {@code ReduceFnRunner}, as runners-core's {@link GroupAlsoByWindowViaWindowSetNewDoFn}
+   * would with a new one (see {@link ReduceFnRunners}). It has no bundle methods, as that DoFn has
+   * none.
+   */
+  private final class KeptRunners implements DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> {
+    private final DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> fn;
+
+    KeptRunners(DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> fn) {
+      this.fn = fn;
+    }
+
+    @Override
+    public void startBundle() {}
+
+    @Override
+    public void processElement(WindowedValue<KeyedWorkItem<K, V>> element) {
+      try {
+        reduceFnRunners.run(keys.current(), element.getValue());
+      } catch (Exception e) {
+        throw UserCodeException.wrap(e); // as runners-core's DoFn runner reports what a DoFn threw
+      }
+    }
+
+    @Override
+    public <KeyT> void onTimer(String timerId, String timerFamilyId, KeyT key, BoundedWindow window,
+        Instant timestamp, Instant outputTimestamp, TimeDomain timeDomain) {
+      throw new UnsupportedOperationException("a GroupByKey's timers arrive in its work items");
+    }
+
+    @Override
+    public void finishBundle() {}
+
+    @Override
+    public <KeyT> void onWindowExpiration(BoundedWindow window, Instant timestamp, KeyT key) {
+      throw new UnsupportedOperationException("a GroupByKey has no window expiration callback");
+    }
+
+    @Override
+    public DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> getFn() {
+      return fn;
+    }
   }
 }
