@@ -78,7 +78,7 @@ abstract class KeyedOperator<K> implements Operator {
    */
   protected final void openKeyed(OperatorContext context, Coder<? extends BoundedWindow> windowCoder) {
     this.context = context;
-    keys.open(context.state(), context.stepName());
+    keys.open(context.state(), context.stepName(), windowCoder);
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
     timers.open(context.state(), windowCoder, this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
     this.windowCoder = windowCoder;

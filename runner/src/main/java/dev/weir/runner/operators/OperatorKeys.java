@@ -13,6 +13,7 @@ import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.state.State;
 import org.apache.beam.sdk.state.StateContext;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.util.CoderUtils;
 
 /**
@@ -50,6 +51,8 @@ final class OperatorKeys<K> {
   private final StateInternals currentState = new CurrentKeyState();
   private ContainerState state;
   private byte[] operatorPrefix;
+  /** The operator's window coder: each key's state view finds window namespaces by it. */
+  private Coder<? extends BoundedWindow> windowCoder;
   private String stepName;
   private KeyContext<K> current;
 
@@ -62,7 +65,8 @@ final class OperatorKeys<K> {
    * Takes the operator's prefix from the container's state: call first in the operator's open, so
    * that the prefix is the same on every run and committed state is found again.
    */
-  void open(ContainerState state, String stepName) {
+  void open(ContainerState state, String stepName, Coder<? extends BoundedWindow> windowCoder) {
+    this.windowCoder = windowCoder;
     this.state = state;
     this.stepName = stepName;
     this.operatorPrefix = state.newOperatorPrefix();
@@ -110,7 +114,7 @@ final class OperatorKeys<K> {
 
   private KeyContext<K> newKey(K key, ByteKey id) {
     KeyContext<K> context = new KeyContext<>(key, id,
-        new CachedStateInternals(key, id.bytes(), operatorPrefix, state.store(), holds));
+        new CachedStateInternals(key, id.bytes(), operatorPrefix, state.store(), holds, windowCoder));
     contexts.put(context);
     return context;
   }

@@ -178,7 +178,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void open(OperatorContext context) {
     this.context = context;
-    keys.open(context.state(), context.stepName());
+    keys.open(context.state(), context.stepName(), windowingStrategy.getWindowFn().windowCoder());
     this.manualClock = context.clock() instanceof ManualJobClock;
     this.timers = KeyedTimers.forResumes(context.stepName());
     this.lifecycle = new DoFnLifecycle(context);

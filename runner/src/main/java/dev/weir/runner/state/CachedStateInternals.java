@@ -4,7 +4,6 @@ import dev.weir.state.cache.CachedStore;
 import dev.weir.state.cache.StateKey;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
-import java.util.Map;
 import java.util.function.Consumer;
 import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StateNamespace;
@@ -23,6 +22,7 @@ import org.apache.beam.sdk.state.ValueState;
 import org.apache.beam.sdk.state.WatermarkHoldState;
 import org.apache.beam.sdk.transforms.Combine.CombineFn;
 import org.apache.beam.sdk.transforms.CombineWithContext.CombineFnWithContext;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.TimestampCombiner;
 import org.apache.beam.sdk.util.CombineFnUtil;
 import org.apache.beam.sdk.values.TimestampedValue;
@@ -37,9 +37,10 @@ import org.joda.time.Instant;
  *
  * Each (key, namespace, state id) owns a single cell and a range of element cells, laid out by
  * {@link CellLayout} (which documents every byte). The key prefix is built once per key (in the
- * constructor, from the bytes the shuffle already encoded); the base and the bound state object
- * once per (namespace, state id) and then reused from a small per-key map, so a repeated state
- * access on the hot path allocates nothing.
+ * constructor, from the bytes the shuffle already encoded); a namespace's encoded name once per
+ * namespace; the base and the bound state object once per (namespace, state id), then reused from
+ * a small per-key map found by window ({@link NamespaceMap}), so a repeated state access on the hot
+ * path allocates nothing.
  *
  * <h2>State kinds</h2>
  *
@@ -84,17 +85,26 @@ public final class CachedStateInternals implements StateInternals {
   private final StreamedRead reads;
   /** {@link CellLayout#keyPrefix}: the start of every cell key of this key. */
   private final byte[] keyPrefix;
-  /** Per namespace, per state id: the cell base ({@link CellLayout#base}). */
-  private final Map<StateNamespace, Map<String, byte[]>> bases = new HashMap<>(4);
   /**
-   * Per namespace, per state id: the state object last bound, reused so that repeated accesses
-   * allocate nothing and runners-core's merging (which compares states with {@code equals}) sees
-   * the same object. Cleared when it grows past {@value #MAX_CACHED_NAMESPACES} namespaces (state
-   * objects are stateless views of cells, so re-binding is always safe; they also compare equal
-   * by cell).
+   * Per namespace: its encoded name, and per state id the state object last bound (over its cell
+   * base, {@link CellLayout#base}), reused so that repeated accesses allocate nothing and
+   * runners-core's merging (which compares states with {@code equals}) sees the same object.
+   * Window namespaces are found by their window ({@link NamespaceMap}). Cleared when it grows past
+   * {@value #MAX_CACHED_NAMESPACES} namespaces (state objects are stateless views of cells, so
+   * re-binding is always safe; they also compare equal by cell).
    */
-  private final Map<StateNamespace, Map<String, State>> bound = new HashMap<>(4);
+  private final NamespaceMap<Slot> slots;
   private static final int MAX_CACHED_NAMESPACES = 64;
+
+  /** One namespace's encoded name and bound states by state id. */
+  private static final class Slot {
+    final byte[] namespace;
+    final HashMap<String, State> bound = new HashMap<>(4);
+
+    Slot(byte[] namespace) {
+      this.namespace = namespace;
+    }
+  }
 
   /**
    * @param key the key object (returned by {@link #getKey()})
@@ -103,9 +113,12 @@ public final class CachedStateInternals implements StateInternals {
    *     {@link ContainerState#newOperatorPrefix()}
    * @param store the container's cached store
    * @param holds where watermark-hold changes are reported (the operator's)
+   * @param windowCoder the coder of the operator's windows, by which window namespaces are found
+   *     ({@link NamespaceMap}); null to find every namespace by itself
    */
   public CachedStateInternals(Object key, byte[] keyBytes, byte[] operatorPrefix, CachedStore store,
-      WatermarkHolds holds) {
+      WatermarkHolds holds, Coder<? extends BoundedWindow> windowCoder) {
+    this.slots = new NamespaceMap<>(windowCoder);
     this.key = key;
     this.store = store;
     this.holds = holds;
@@ -121,42 +134,29 @@ public final class CachedStateInternals implements StateInternals {
   @Override
   @SuppressWarnings("unchecked")
   public <T extends State> T state(StateNamespace namespace, StateTag<T> address, StateContext<?> c) {
-    Map<String, State> byId = bound.get(namespace);
-    if (byId != null) {
-      State cached = byId.get(address.getId());
+    Slot slot = slots.get(namespace);
+    if (slot != null) {
+      State cached = slot.bound.get(address.getId());
       if (cached != null) {
         return (T) cached;
       }
+    } else {
+      if (slots.size() >= MAX_CACHED_NAMESPACES) {
+        slots.clear();
+      }
+      slot = new Slot(namespace.stringKey().getBytes(StandardCharsets.UTF_8));
+      slots.put(namespace, slot);
     }
-    if (bound.size() >= MAX_CACHED_NAMESPACES) {
-      bound.clear();
-      bases.clear();
-    }
-    byte[] base = base(namespace, address.getId());
+    String id = address.getId();
+    byte[] base = CellLayout.base(keyPrefix, slot.namespace, id.getBytes(StandardCharsets.UTF_8));
     T state = address.bind(new Binder(base, c));
-    bound.computeIfAbsent(namespace, n -> new HashMap<>(4)).put(address.getId(), state);
+    slot.bound.put(id, state);
     return state;
-  }
-
-  private byte[] base(StateNamespace namespace, String id) {
-    Map<String, byte[]> byId = bases.get(namespace);
-    if (byId == null) {
-      byId = new HashMap<>(4);
-      bases.put(namespace, byId);
-    }
-    byte[] base = byId.get(id);
-    if (base == null) {
-      base = CellLayout.base(keyPrefix, namespace.stringKey().getBytes(StandardCharsets.UTF_8),
-          id.getBytes(StandardCharsets.UTF_8));
-      byId.put(id, base);
-    }
-    return base;
   }
 
   /** Forgets the cached cell names of {@code namespace} (e.g. after its window was garbage-collected). */
   void forgetNamespace(StateNamespace namespace) {
-    bases.remove(namespace);
-    bound.remove(namespace);
+    slots.remove(namespace);
   }
 
   /**

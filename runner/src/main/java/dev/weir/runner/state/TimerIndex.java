@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.LongConsumer;
@@ -89,9 +88,10 @@ final class TimerIndex {
   /**
    * UTF-8 of recently used namespaces' {@code stringKey()}: a window namespace's string key
    * encodes the window (coder + base64) on every call, and runners-core sets a window's timers on
-   * every element. Cleared when it reaches {@value #MAX_CACHED_NAMESPACES} entries.
+   * every element. Found by window ({@link NamespaceMap}); cleared when it reaches
+   * {@value #MAX_CACHED_NAMESPACES} entries.
    */
-  private final HashMap<StateNamespace, byte[]> namespaceBytes = new HashMap<>();
+  private final NamespaceMap<byte[]> namespaceBytes;
   private static final int MAX_CACHED_NAMESPACES = 1024;
 
   /**
@@ -107,6 +107,7 @@ final class TimerIndex {
     this.indexEnd = ByteKeys.prefixEnd(indexPrefix);
     this.slotPrefix = CellLayout.timerPrefix(state.newOperatorPrefix());
     this.windowCoder = windowCoder;
+    this.namespaceBytes = new NamespaceMap<>(windowCoder);
     this.heapCapacity = Math.max(1, heapCapacity);
   }
 

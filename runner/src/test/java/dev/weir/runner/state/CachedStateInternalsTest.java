@@ -82,7 +82,8 @@ class CachedStateInternalsTest {
     if (state == null) {
       state = new ContainerState(backend, dir.resolve("c"), cache, "test");
     }
-    return new CachedStateInternals(key, key.getBytes(), new byte[] {0, 0, 0, 1}, state.store(), holds);
+    return new CachedStateInternals(key, key.getBytes(), new byte[] {0, 0, 0, 1}, state.store(), holds,
+        IntervalWindow.getCoder());
   }
 
   @ParameterizedTest(name = "{0}, cache {1}")

@@ -166,7 +166,8 @@ class CellLayoutTest {
   @Test
   void everyStateKindWritesExactlyTheseCells() {
     try (ContainerState state = ContainerState.inMemory(1000)) {
-      CachedStateInternals s = new CachedStateInternals("k", KEY, OPERATOR, state.store(), new WatermarkHolds());
+      CachedStateInternals s = new CachedStateInternals("k", KEY, OPERATOR, state.store(), new WatermarkHolds(),
+          GlobalWindow.Coder.INSTANCE);
       var global = StateNamespaces.global();
       s.state(global, StateTags.value("v", StringUtf8Coder.of())).write("x");
       s.state(global, StateTags.bag("b", VarIntCoder.of())).add(3);
