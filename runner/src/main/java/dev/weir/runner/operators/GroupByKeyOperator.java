@@ -95,6 +95,8 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   private DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> runner;
   /** Per recently used key: its ReduceFnRunner, kept across work items (see {@link ReduceFnRunners}). */
   private ReduceFnRunners<K, V, OutT> reduceFnRunners;
+  /** How many ReduceFnRunners are kept; tests lower it (before {@link #open}) to drop them often. */
+  int keptRunners = ReduceFnRunners.DEFAULT_CAPACITY;
   private Receiver output;
   /** The open bundle's elements not yet handed to runners-core, by key. */
   private final KeyedBatch<K, WindowedValue<V>> batch = new KeyedBatch<>();
@@ -161,7 +163,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
         windowingStrategy, stateFactory, timerFactory, NullSideInputReader.empty(), reduceFn,
         outputManager, mainTag);
     reduceFnRunners = new ReduceFnRunners<>(windowingStrategy, timers, output::accept, reduceFn, context.options(),
-        ReduceFnRunners.DEFAULT_CAPACITY);
+        keptRunners);
     runner = new LateDataDroppingDoFnRunner<>(new KeptRunners(fn), windowingStrategy, timers);
   }
 
@@ -293,6 +295,11 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
    * would with a new one (see {@link ReduceFnRunners}). It has no bundle methods, as that DoFn has
    * none.
    */
+  /** The kept runners (tests). */
+  ReduceFnRunners<K, V, OutT> reduceFnRunners() {
+    return reduceFnRunners;
+  }
+
   private final class KeptRunners implements DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> {
     private final DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> fn;
 
