@@ -104,6 +104,37 @@ class NamespaceMapTest {
     assertThat(map.get(StateNamespaces.global())).isNull();
   }
 
+  /**
+   * Random puts, gets and removes over many windows (growing, probing and deleting in the window
+   * table) agree with a HashMap keyed by runners-core's own namespace equality.
+   */
+  @Test
+  void agreesWithAMapKeyedByNamespaceEqualityOverRandomOperations() {
+    NamespaceMap<Integer> map = new NamespaceMap<>(CODER);
+    java.util.Map<StateNamespace, Integer> reference = new java.util.HashMap<>();
+    java.util.Random random = new java.util.Random(42);
+    for (int op = 0; op < 20_000; op++) {
+      long start = random.nextInt(300) * 10L;
+      long end = start + 1 + random.nextInt(3); // windows that share a start collide often
+      StateNamespace namespace = random.nextInt(4) == 0 ? nsTrigger(start, end, random.nextInt(3)) : ns(start, end);
+      switch (random.nextInt(3)) {
+        case 0 -> {
+          map.put(namespace, op);
+          reference.put(namespace, op);
+        }
+        case 1 -> {
+          map.remove(namespace);
+          reference.remove(namespace);
+        }
+        default -> assertThat(map.get(namespace)).as("op %s: %s", op, namespace).isEqualTo(reference.get(namespace));
+      }
+      assertThat(map.size()).isEqualTo(reference.size());
+    }
+    for (java.util.Map.Entry<StateNamespace, Integer> e : reference.entrySet()) {
+      assertThat(map.get(e.getKey())).isEqualTo(e.getValue());
+    }
+  }
+
   /** A namespace of none of runners-core's kinds. */
   private record Custom(String name) implements StateNamespace {
     @Override
