@@ -171,8 +171,10 @@ public final class NamespaceMap<V> {
    */
   private static final class WindowTable {
     private static final int INITIAL_CAPACITY = 16;
-    private Object[] keys = new Object[INITIAL_CAPACITY];
-    private Object[] values = new Object[INITIAL_CAPACITY];
+    private static final Object[] NONE = new Object[1];
+    /** Allocated at the first put: most keys' state never sees a window of some kind. */
+    private Object[] keys = NONE;
+    private Object[] values = NONE;
     private int size;
 
     static int hash(Object key) {
@@ -200,6 +202,10 @@ public final class NamespaceMap<V> {
 
     /** Sets the value of {@code key}; returns the previous one or null. */
     Object put(Object key, Object value) {
+      if (keys == NONE) {
+        keys = new Object[INITIAL_CAPACITY];
+        values = new Object[INITIAL_CAPACITY];
+      }
       int mask = keys.length - 1;
       int i = hash(key) & mask;
       for (; keys[i] != null; i = (i + 1) & mask) {
@@ -248,9 +254,9 @@ public final class NamespaceMap<V> {
 
     void clear() {
       if (keys.length > 4 * INITIAL_CAPACITY) {
-        keys = new Object[INITIAL_CAPACITY];
-        values = new Object[INITIAL_CAPACITY];
-      } else {
+        keys = NONE;
+        values = NONE;
+      } else if (size > 0) {
         Arrays.fill(keys, null);
         Arrays.fill(values, null);
       }
