@@ -34,10 +34,11 @@ import org.joda.time.Instant;
 
 /**
  * GroupByKey with Beam's full windowing model, through runners-core: a bundle's elements are
- * grouped by key ({@link KeyedBatch}) and each key's become one {@link KeyedWorkItem} for
- * {@link GroupAlsoByWindowViaWindowSetNewDoFn} (which runs {@code ReduceFnRunner}: every WindowFn
- * including merging ones, triggers, allowed lateness, accumulation modes, panes), behind the
- * late-data-dropping runner. With
+ * grouped by key ({@link KeyedBatch}) and each key's become one {@link KeyedWorkItem}, which
+ * runners-core's late-data-dropping runner filters and the key's {@code ReduceFnRunner} runs
+ * (every WindowFn including merging ones, triggers, allowed lateness, accumulation modes, panes),
+ * as runners-core's {@link GroupAlsoByWindowViaWindowSetNewDoFn} does, except that the runner is
+ * kept for the key's next work items instead of built per work item ({@link ReduceFnRunners}). With
  * {@link #grouping} values are buffered (a GroupByKey); with a combining reduce function it is the
  * merging half of a lifted Combine.perKey over accumulators ({@link PartialCombineOperator}), or a
  * Combine.perKey that could not be lifted, adding raw inputs to one accumulator per key and window.
