@@ -197,6 +197,11 @@ public final class BeamSourceSystemFactory implements SystemFactory {
       });
     }
 
+    /** The registered split of {@code ssp}, or null (tests). */
+    Split split(SystemStreamPartition ssp) {
+      return splits.get(ssp);
+    }
+
     @Override
     void beforeDrain() {
       // Once per poll round, not per element: readers report into the Read step's container,
