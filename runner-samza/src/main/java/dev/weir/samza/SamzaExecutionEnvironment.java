@@ -49,8 +49,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>State with {@code --stateBackend=rocksdb}: Samza stores with Kafka changelogs
  * ({@link SamzaStageTaskFactory}). At start the final Samza config is logged (INFO). Not yet
- * (issue 15): source positions in Samza's checkpoints (a restarted source task re-reads its split
- * from the start), ZooKeeper coordination.
+ * (issue 15): deduplication of messages a restarted task sends again (its
+ * source splits resume at their checkpointed positions, see runner's BeamSourceSystemFactory),
+ * ZooKeeper coordination.
  *
  * <p>Threading: stateless; {@link #run} may be called from any thread, once per job.
  */

@@ -62,11 +62,15 @@ import org.apache.samza.task.TaskCoordinator;
  * is kept, else the changelog up to the recorded offset; changelog writes after it are trimmed) and
  * resumes its intermediate-stream inputs at the offsets of that same checkpoint: its state is
  * exactly once with respect to those inputs. What it sent after the last checkpoint is sent again
- * (at-least-once output), as Samza does without Kafka transactions. Source splits of Beam sources
- * have no Samza offsets yet: a restarted source task reads its split from the start again (for
- * KafkaIO: from its configured start offsets), so records it had already sent reach the downstream
- * stages again; only state updates that are idempotent per source record (e.g. keyed by the
- * record's partition and offset, as in {@code SamzaStandaloneKillIT}) make the counts exact.
+ * (at-least-once output), as Samza does without Kafka transactions. Source splits resume the
+ * same way: their envelopes' offsets are the splits' positions (runner's
+ * {@code BeamSourceSystemFactory}), so a restarted source task resumes each split at the position
+ * of its last checkpoint. Since only the last envelope of each drained batch carries a position, a
+ * due commit waits until the last source envelope processed carried one ({@link SourceCommitGate};
+ * at most one batch, 1024 envelopes, later), and is then taken right after that envelope. What a
+ * source task sent downstream after its last checkpoint is sent again after a restart
+ * (at-least-once output, as for any task): downstream counts are exact only if a source task dies
+ * after a checkpoint that covers what it sent.
  *
  * <p>Threading: samza-core calls each task from one thread at a time.
  */
@@ -117,6 +121,7 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
     private final HostedTask.Output output = this::send;
     private boolean shutdownRequested;
     private long lastCommitNs;
+    private final SourceCommitGate gate = new SourceCommitGate();
 
     @Override
     @SuppressWarnings("unchecked")
@@ -151,7 +156,11 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
         if (input < 0) {
           throw new IllegalStateException(task.name() + " does not read " + envelope.getSystemStreamPartition());
         }
+        if (JobPlan.SOURCE_SYSTEM.equals(envelope.getSystemStreamPartition().getSystem())) {
+          gate.sourceEnvelope(envelope.getOffset());
+        }
         task.process(input, envelope.getKey(), envelope.getMessage(), output);
+        commitIfDue(coordinator); // a deferred commit, right after the envelope that carried a position
         shutDownIfDone(coordinator);
         callback.complete();
       } catch (Throwable t) {
@@ -167,11 +176,10 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
       }
       this.collector = collector;
       task.tick(output);
-      if (samzaStores && System.nanoTime() - lastCommitNs >= commitNs) {
-        lastCommitNs = System.nanoTime();
-        task.commitState(output);
-        coordinator.commit(TaskCoordinator.RequestScope.CURRENT_TASK);
+      if (samzaStores && !gate.isDue() && System.nanoTime() - lastCommitNs >= commitNs) {
+        gate.commitDue();
       }
+      commitIfDue(coordinator);
       shutDownIfDone(coordinator);
       if (!shutdownRequested) {
         scheduleTick();
@@ -191,9 +199,19 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
       }
     }
 
+    /** Commits if the interval passed and the last source envelope carried a position ({@link SourceCommitGate}). */
+    private void commitIfDue(TaskCoordinator coordinator) {
+      if (gate.takeCommit()) {
+        lastCommitNs = System.nanoTime();
+        task.commitState(output);
+        coordinator.commit(TaskCoordinator.RequestScope.CURRENT_TASK);
+      }
+    }
+
     private void shutDownIfDone(TaskCoordinator coordinator) {
       if (!shutdownRequested && task.isDone()) {
         shutdownRequested = true;
+        // a done task processed its source's end-of-stream, which carries a position: the gate is open
         if (samzaStores) {
           task.commitState(output);
         }

@@ -46,7 +46,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *
  * After each phase the final per-key counts (the last {@code key=count} line per key) must equal
  * the input's exactly. The job counts distinct source positions per key (see
- * {@link StandaloneCountMain}), which makes at-least-once delivery after a restart idempotent:
+ * {@link StandaloneCountMain}), which makes at-least-once delivery after a restart idempotent (source splits resume at their
+ * checkpointed positions, but what a task sent after its last checkpoint is sent again):
  * "nothing lost or doubled in state" is checked as counts equal to the input, never above it.
  *
  * <p>The process logs ({@code target/samza-kill-it/<run>/process-N.log}) show what samza-core

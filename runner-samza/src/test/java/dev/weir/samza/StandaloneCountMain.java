@@ -31,8 +31,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * (every partition from the earliest offset), keys each record by its Kafka key with its source
  * position ({@code partition:offset}) as value, and counts per key in a stateful ParDo whose state
  * is the set of positions seen: the count is the set's size, so a record delivered again (after a
- * restart a source task re-reads its split from the start, so its records reach the counting
- * stage again) is not counted twice, while a lost state would count less. Every
+ * restart a source task resumes its split at its checkpointed position, and what it had sent after
+ * that checkpoint reaches the counting stage again) is not counted twice, while a lost state would count less. Every
  * update appends {@code key=count} to the output file (flushed per line, so SIGKILL loses no
  * written line).
  *

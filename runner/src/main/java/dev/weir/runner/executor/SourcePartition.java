@@ -12,6 +12,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import org.apache.beam.sdk.io.BoundedSource;
 import org.apache.beam.sdk.io.Source;
+import org.apache.beam.sdk.io.UnboundedSource;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.WindowedValues;
 import org.apache.samza.Partition;
@@ -202,9 +203,12 @@ public abstract class SourcePartition implements InputPartition {
    * checked on restore), its phase, and what the kind needs to resume (see the subclasses). An
    * unbounded split's mark is held until {@link #checkpointCompleted()}.
    *
+   * <p>A host that checkpoints positions itself (runner-samza's source system) takes one after
+   * each drained batch and owns the held mark through {@link #takePositionMark()}.
+   *
    * @throws IllegalStateException if the position cannot be encoded (e.g. the mark coder fails)
    */
-  final byte[] position() {
+  public final byte[] position() {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.writeUTF(identity());
@@ -224,7 +228,7 @@ public abstract class SourcePartition implements InputPartition {
    * @throws IllegalStateException naming the stream and task if the position is of another kind
    *     of split or cannot be decoded
    */
-  final void restorePosition(byte[] position) {
+  public final void restorePosition(byte[] position) {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(position))) {
       String identity = in.readUTF();
       if (!identity.equals(identity())) {
@@ -236,6 +240,53 @@ public abstract class SourcePartition implements InputPartition {
     } catch (IOException | RuntimeException e) {
       throw new IllegalStateException("cannot resume " + ssp.getStream() + " (task " + taskName
           + ") from the checkpoint: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * As {@link #restorePosition}, for a host that checkpoints the position of the last envelope it
+   * processed (runner-samza): a split whose position says its final watermark or end-of-stream was
+   * already returned returns both again, since the restarted task does not remember them.
+   *
+   * @throws IllegalStateException as {@link #restorePosition}
+   */
+  public final void resumeAt(byte[] position) {
+    restorePosition(position);
+    if (phase == Phase.END_OF_STREAM || phase == Phase.DONE) {
+      phase = Phase.FINAL_WATERMARK;
+    }
+  }
+
+  /** Whether the split's data has ended: what {@link #poll()} returns now are its final control messages. */
+  public final boolean dataEnded() {
+    return phase != Phase.DATA;
+  }
+
+  /**
+   * The checkpoint mark the last {@link #position()} encoded, now the caller's to finalize
+   * ({@link #finalizeMark}) once the checkpoint holding that position is durable; null if none
+   * (bounded splits, or nothing read yet). {@link #checkpointCompleted()} no longer finalizes it.
+   */
+  public UnboundedSource.CheckpointMark takePositionMark() {
+    return null;
+  }
+
+  /**
+   * Finalizes a mark from {@link #takePositionMark()} inside the Read step, on the reading thread.
+   *
+   * @throws IllegalStateException naming the stream if the finalization fails
+   */
+  public final void finalizeMark(UnboundedSource.CheckpointMark mark) {
+    StepScope.Step previous = context == null ? null : context.scope().enter(context.step());
+    try {
+      mark.finalizeCheckpoint();
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalStateException("finalizing a checkpoint mark of " + ssp.getStream() + " (task " + taskName
+          + ") failed: " + e, e);
+    } finally {
+      if (context != null) {
+        context.scope().exit(previous);
+      }
     }
   }
 

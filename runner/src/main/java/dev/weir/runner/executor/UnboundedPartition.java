@@ -90,6 +90,13 @@ final class UnboundedPartition extends SourcePartition.ReaderPartition<Unbounded
   }
 
   @Override
+  public UnboundedSource.CheckpointMark takePositionMark() {
+    UnboundedSource.CheckpointMark mark = checkpointMark;
+    checkpointMark = null;
+    return mark;
+  }
+
+  @Override
   void checkpointCompleted() {
     UnboundedSource.CheckpointMark mark = checkpointMark;
     if (mark == null) {

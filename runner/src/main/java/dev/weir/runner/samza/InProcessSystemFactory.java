@@ -14,6 +14,8 @@ import org.apache.samza.system.SystemConsumer;
 import org.apache.samza.system.SystemFactory;
 import org.apache.samza.system.SystemProducer;
 import org.apache.samza.system.SystemStreamPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * samza-api {@link SystemFactory} of system {@value InProcessStream#SYSTEM}: a Weir job's
@@ -42,6 +44,7 @@ import org.apache.samza.system.SystemStreamPartition;
  */
 @Internal
 public final class InProcessSystemFactory implements SystemFactory {
+  private static final Logger LOG = LoggerFactory.getLogger(InProcessSystemFactory.class);
 
   /**
    * The consumer of the job named in {@code config}.
@@ -93,8 +96,13 @@ public final class InProcessSystemFactory implements SystemFactory {
       this.job = job;
     }
 
+    /** In-process streams have no offsets: a start offset is ignored (they are read from the start). */
     @Override
-    Partition bind(SystemStreamPartition ssp) {
+    Partition bind(SystemStreamPartition ssp, String offset) {
+      if (offset != null) {
+        LOG.warn("{}: ignoring start offset {}; in-process streams have no offsets and are read from the start", ssp,
+            offset);
+      }
       return new Queue(stream(job, ssp.getStream()).partition(ssp.getPartition().getPartitionId()));
     }
   }

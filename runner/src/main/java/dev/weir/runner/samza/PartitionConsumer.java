@@ -11,8 +11,6 @@ import java.util.concurrent.locks.LockSupport;
 import org.apache.samza.system.IncomingMessageEnvelope;
 import org.apache.samza.system.SystemConsumer;
 import org.apache.samza.system.SystemStreamPartition;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The polling half shared by Weir's {@link SystemConsumer}s: registered partitions are drained
@@ -24,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * ({@link IncomingMessageEnvelope#buildEndOfStreamEnvelope}), which is how samza-core's run loop
  * learns that an input partition is finished, and polls it no more.
  *
- * <p>Offsets: registration offsets are ignored (Weir has none yet, see {@link WeirSystemAdmin}).
+ * <p>Offsets: a registration's offset goes to {@link #bind}: source splits resume at the position
+ * it encodes ({@link BeamSourceSystemFactory}); in-process streams ignore it.
  *
  * <p>Threading: {@link #register} and {@link #start} before polling; {@link #poll} from one thread
  * at a time (samza-core polls from its run-loop thread); {@link #stop} when no poll is running
@@ -32,7 +31,6 @@ import org.slf4j.LoggerFactory;
  * waiting poll ends the wait.
  */
 abstract class PartitionConsumer implements SystemConsumer {
-  private static final Logger LOG = LoggerFactory.getLogger(PartitionConsumer.class);
   /** Envelopes taken from one partition in one poll: bounds a poll's latency for the others. */
   static final int MAX_ENVELOPES_PER_POLL = 1024;
   private static final long MIN_PARK_NS = 10_000L;
@@ -77,8 +75,13 @@ abstract class PartitionConsumer implements SystemConsumer {
     this.admin = admin;
   }
 
-  /** Binds a validated partition of this system. */
-  abstract Partition bind(SystemStreamPartition ssp);
+  /**
+   * Binds a validated partition of this system, to be read from {@code offset} (samza-core's
+   * starting offset: null on a fresh start).
+   *
+   * @throws IllegalStateException naming the partition if {@code offset} cannot be resumed from
+   */
+  abstract Partition bind(SystemStreamPartition ssp, String offset);
 
   /** Called on the polling thread before each round of drains (e.g. to install metrics). */
   void beforeDrain() {}
@@ -96,11 +99,7 @@ abstract class PartitionConsumer implements SystemConsumer {
     if (partitions.containsKey(ssp)) {
       throw new IllegalStateException(ssp + " is registered already");
     }
-    if (offset != null) {
-      LOG.warn("{}: ignoring start offset {}; Weir partitions have no offsets and are read from the start", ssp,
-          offset);
-    }
-    partitions.put(ssp, new Registered(bind(ssp)));
+    partitions.put(ssp, new Registered(bind(ssp, offset)));
   }
 
   @Override

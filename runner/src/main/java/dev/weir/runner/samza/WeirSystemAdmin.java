@@ -20,10 +20,11 @@ import org.apache.samza.system.SystemStreamPartition;
  * partition count of its plan). Streams exist because the plan says so: {@link #createStream}
  * creates nothing.
  *
- * <p>Offsets: Weir does not checkpoint source positions or stream offsets yet, so envelopes carry
- * a null offset, partition metadata reports null oldest/newest/upcoming offsets, offsets after a
- * null offset are null, and only two null offsets compare (equal). A restarted job reads its
- * sources from the start.
+ * <p>Offsets: a source split's offsets are its positions ({@link BeamSourceSystemFactory}); an
+ * in-process stream has none. Partition metadata reports null oldest/newest/upcoming offsets (a
+ * fresh start reads from the beginning), the offset after a position is the position itself (it
+ * already means "after the last element it covers"), and offsets compare only when equal (0);
+ * otherwise they are incomparable (null), which samza-core treats as caught up.
  *
  * <p>Threading: immutable after construction; any thread.
  */
@@ -81,20 +82,20 @@ final class WeirSystemAdmin implements SystemAdmin {
     return result;
   }
 
-  /** Weir has no offsets: every partition's offset after any offset is null. */
+  /** Each offset unchanged: a source position already resumes after the elements it covers. */
   @Override
   public Map<SystemStreamPartition, String> getOffsetsAfter(Map<SystemStreamPartition, String> offsets) {
-    Map<SystemStreamPartition, String> result = new HashMap<>();
-    for (SystemStreamPartition ssp : offsets.keySet()) {
-      result.put(ssp, null);
-    }
-    return result;
+    return new HashMap<>(offsets);
   }
 
-  /** 0 for two null offsets; null (incomparable) otherwise, as Weir never hands out offsets. */
+  /**
+   * 0 for equal offsets (both null or the same position); null (incomparable) otherwise: positions
+   * have no order samza-core could use, and it must never see one as behind another (it would
+   * drop envelopes as "not caught up").
+   */
   @Override
   public Integer offsetComparator(String offset1, String offset2) {
-    return offset1 == null && offset2 == null ? 0 : null;
+    return java.util.Objects.equals(offset1, offset2) ? 0 : null;
   }
 
   /**
