@@ -11,11 +11,8 @@ import org.apache.beam.runners.core.GroupAlsoByWindowViaWindowSetNewDoFn;
 import org.apache.beam.runners.core.KeyedWorkItem;
 import org.apache.beam.runners.core.LateDataDroppingDoFnRunner;
 import org.apache.beam.runners.core.KeyedWorkItems;
-import org.apache.beam.runners.core.NullSideInputReader;
-import org.apache.beam.runners.core.StateInternalsFactory;
 import org.apache.beam.runners.core.SystemReduceFn;
 import org.apache.beam.runners.core.TimerInternals;
-import org.apache.beam.runners.core.TimerInternalsFactory;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.state.TimeDomain;
@@ -23,7 +20,6 @@ import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.windowing.AfterPane;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.Trigger;
-import org.apache.beam.sdk.util.WindowedValueMultiReceiver;
 import org.apache.beam.sdk.util.UserCodeException;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.TupleTag;
@@ -84,8 +80,6 @@ import org.joda.time.Instant;
  */
 @Internal
 public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
-  private final Coder<K> keyCoder;
-  private final Coder<V> valueCoder;
   private final WindowingStrategy<?, BoundedWindow> windowingStrategy;
   private final TupleTag<KV<K, OutT>> mainTag;
   private final SystemReduceFn<K, V, ?, OutT, BoundedWindow> reduceFn;
@@ -127,8 +121,6 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   public GroupByKeyOperator(Coder<K> keyCoder, Coder<V> valueCoder, WindowingStrategy<?, ?> windowingStrategy,
       TupleTag<KV<K, OutT>> mainTag, SystemReduceFn<K, V, ?, OutT, BoundedWindow> reduceFn) {
     super(keyCoder, false); // runners-core's GroupByKey timers need no output holds: its state holds carry them
-    this.keyCoder = keyCoder;
-    this.valueCoder = valueCoder;
     this.windowingStrategy = (WindowingStrategy<?, BoundedWindow>) windowingStrategy;
     this.mainTag = mainTag;
     this.reduceFn = reduceFn;
@@ -152,20 +144,9 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   public void open(OperatorContext context) {
     openKeyed(context, windowingStrategy.getWindowFn().windowCoder());
     this.output = context.output(mainTag);
-    WindowedValueMultiReceiver outputManager = new WindowedValueMultiReceiver() {
-      @Override
-      public <T> void output(TupleTag<T> tag, WindowedValue<T> value) {
-        output.accept(value);
-      }
-    };
-    StateInternalsFactory<K> stateFactory = key -> keys.current().state();
-    TimerInternalsFactory<K> timerFactory = key -> timers;
-    DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> fn = GroupAlsoByWindowViaWindowSetNewDoFn.create(
-        windowingStrategy, stateFactory, timerFactory, NullSideInputReader.empty(), reduceFn,
-        outputManager, mainTag);
     reduceFnRunners = new ReduceFnRunners<>(windowingStrategy, timers, output::accept, reduceFn, context.options(),
         keptRunners);
-    runner = new LateDataDroppingDoFnRunner<>(new KeptRunners(fn), windowingStrategy, timers);
+    runner = new LateDataDroppingDoFnRunner<>(new KeptRunners(), windowingStrategy, timers);
   }
 
   @Override
@@ -290,24 +271,18 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     runner.finishBundle();
   }
 
-  /**
-   * The runner behind late-data dropping: runs each (filtered) work item through the current
-   * key's kept {@code ReduceFnRunner}, as runners-core's {@link GroupAlsoByWindowViaWindowSetNewDoFn}
-   * would with a new one (see {@link ReduceFnRunners}). It has no bundle methods, as that DoFn has
-   * none.
-   */
   /** The kept runners (tests). */
   ReduceFnRunners<K, V, OutT> reduceFnRunners() {
     return reduceFnRunners;
   }
 
+  /**
+   * The runner behind late-data dropping: runs each (filtered) work item through the current
+   * key's kept {@code ReduceFnRunner}, as runners-core's {@link GroupAlsoByWindowViaWindowSetNewDoFn}
+   * would with a new one (see {@link ReduceFnRunners}). It has no bundle methods, as that DoFn has
+   * none, and no DoFn.
+   */
   private final class KeptRunners implements DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> {
-    private final DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> fn;
-
-    KeptRunners(DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> fn) {
-      this.fn = fn;
-    }
-
     @Override
     public void startBundle() {}
 
@@ -334,9 +309,10 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
       throw new UnsupportedOperationException("a GroupByKey has no window expiration callback");
     }
 
+    /** @throws UnsupportedOperationException always: the work items run on kept runners, not a DoFn */
     @Override
     public DoFn<KeyedWorkItem<K, V>, KV<K, OutT>> getFn() {
-      return fn;
+      throw new UnsupportedOperationException("a GroupByKey runs runners-core's ReduceFnRunner directly, no DoFn");
     }
   }
 }
