@@ -57,53 +57,44 @@ public final class NamespaceMap<V> {
   /** The value of {@code namespace}, or null. */
   @SuppressWarnings("unchecked")
   public V get(StateNamespace namespace) {
-    if (namespace instanceof StateNamespaces.WindowNamespace<?> w) {
-      Object window = structural(w.getWindow());
-      return window != null ? (V) windows.get(window) : others.get(namespace);
+    Object window = windowOf(namespace);
+    if (window == null) {
+      return namespace instanceof StateNamespaces.GlobalNamespace ? global : others.get(namespace);
     }
-    if (namespace instanceof StateNamespaces.WindowAndTriggerNamespace<?> t) {
-      Object window = structural(t.getWindow());
-      if (window == null) {
-        return others.get(namespace);
-      }
-      Object[] byIndex = (Object[]) triggers.get(window);
-      int index = t.getTriggerIndex();
-      return byIndex != null && index < byIndex.length ? (V) byIndex[index] : null;
+    if (namespace instanceof StateNamespaces.WindowNamespace<?>) {
+      return (V) windows.get(window);
     }
-    if (namespace instanceof StateNamespaces.GlobalNamespace) {
-      return global;
-    }
-    return others.get(namespace);
+    Object[] byIndex = (Object[]) triggers.get(window);
+    int index = ((StateNamespaces.WindowAndTriggerNamespace<?>) namespace).getTriggerIndex();
+    return byIndex != null && index < byIndex.length ? (V) byIndex[index] : null;
   }
 
   /** Sets the value of {@code namespace}. */
+  @SuppressWarnings("unchecked")
   public void put(StateNamespace namespace, V value) {
     if (value == null) {
       throw new NullPointerException("null value for " + namespace);
     }
+    Object window = windowOf(namespace);
     V previous;
-    if (namespace instanceof StateNamespaces.WindowNamespace<?> w && structural(w.getWindow()) != null) {
-      @SuppressWarnings("unchecked")
-      V old = (V) windows.put(structural(w.getWindow()), value);
-      previous = old;
-    } else if (namespace instanceof StateNamespaces.WindowAndTriggerNamespace<?> t
-        && structural(t.getWindow()) != null) {
-      Object window = structural(t.getWindow());
-      int index = t.getTriggerIndex();
+    if (window == null) {
+      if (namespace instanceof StateNamespaces.GlobalNamespace) {
+        previous = global;
+        global = value;
+      } else {
+        previous = others.put(namespace, value);
+      }
+    } else if (namespace instanceof StateNamespaces.WindowNamespace<?>) {
+      previous = (V) windows.put(window, value);
+    } else {
+      int index = ((StateNamespaces.WindowAndTriggerNamespace<?>) namespace).getTriggerIndex();
       Object[] byIndex = (Object[]) triggers.get(window);
       if (byIndex == null || index >= byIndex.length) {
         byIndex = byIndex == null ? new Object[Math.max(4, index + 1)] : Arrays.copyOf(byIndex, index + 1);
         triggers.put(window, byIndex);
       }
-      @SuppressWarnings("unchecked")
-      V old = (V) byIndex[index];
-      previous = old;
+      previous = (V) byIndex[index];
       byIndex[index] = value;
-    } else if (namespace instanceof StateNamespaces.GlobalNamespace) {
-      previous = global;
-      global = value;
-    } else {
-      previous = others.put(namespace, value);
     }
     if (previous == null) {
       size++;
@@ -112,26 +103,42 @@ public final class NamespaceMap<V> {
 
   /** Removes the value of {@code namespace}, if any. */
   public void remove(StateNamespace namespace) {
+    Object window = windowOf(namespace);
     Object removed;
-    if (namespace instanceof StateNamespaces.WindowNamespace<?> w && structural(w.getWindow()) != null) {
-      removed = windows.remove(structural(w.getWindow()));
-    } else if (namespace instanceof StateNamespaces.WindowAndTriggerNamespace<?> t
-        && structural(t.getWindow()) != null) {
-      Object[] byIndex = (Object[]) triggers.get(structural(t.getWindow()));
-      int index = t.getTriggerIndex();
+    if (window == null) {
+      if (namespace instanceof StateNamespaces.GlobalNamespace) {
+        removed = global;
+        global = null;
+      } else {
+        removed = others.remove(namespace);
+      }
+    } else if (namespace instanceof StateNamespaces.WindowNamespace<?>) {
+      removed = windows.remove(window);
+    } else {
+      Object[] byIndex = (Object[]) triggers.get(window);
+      int index = ((StateNamespaces.WindowAndTriggerNamespace<?>) namespace).getTriggerIndex();
       removed = byIndex != null && index < byIndex.length ? byIndex[index] : null;
       if (removed != null) {
         byIndex[index] = null;
       }
-    } else if (namespace instanceof StateNamespaces.GlobalNamespace) {
-      removed = global;
-      global = null;
-    } else {
-      removed = others.remove(namespace);
     }
     if (removed != null) {
       size--;
     }
+  }
+
+  /**
+   * The key a window or window-and-trigger namespace is found by (see {@link #structural}), or
+   * null for any other namespace and for windows kept by their namespace instead.
+   */
+  private Object windowOf(StateNamespace namespace) {
+    if (namespace instanceof StateNamespaces.WindowNamespace<?> w) {
+      return structural(w.getWindow());
+    }
+    if (namespace instanceof StateNamespaces.WindowAndTriggerNamespace<?> t) {
+      return structural(t.getWindow());
+    }
+    return null;
   }
 
   /** Number of namespaces with a value. */
