@@ -67,11 +67,22 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
   void setStateDirectory(String stateDirectory);
 
   @Description("Maximum number of decoded state values the object cache keeps per container "
-      + "(entries, not bytes), at least 1; evicted dirty values are written back to the backend.")
+      + "(entries), at least 1; see also --objectCacheBytes. Evicted dirty values are written back to the backend.")
   @Default.Long(100_000L)
   long getObjectCacheSize();
 
   void setObjectCacheSize(long objectCacheSize);
+
+  @Description("Maximum estimated bytes of the decoded state values the object cache keeps per container, "
+      + "at least 1; bounds the cache together with --objectCacheSize (whichever is reached first evicts). "
+      + "An entry counts as its encoded size when it was last read from or written back to the backend "
+      + "(never written back: its store's mean), plus its key and 128 bytes of bookkeeping, and at least "
+      + "objectCacheBytes/objectCacheSize. Decoded objects usually take 2-4x their encoded size on the heap. "
+      + "Default: 64 MiB (67108864).")
+  @Default.Long(64L << 20)
+  long getObjectCacheBytes();
+
+  void setObjectCacheBytes(long objectCacheBytes);
 
   @Description("Whether Beam metrics (counters, distributions, gauges) are collected per "
       + "PTransform. Off makes metrics() empty and disables PAssert's success-counter check.")

@@ -1,6 +1,7 @@
 package dev.weir.runner;
 
 import dev.weir.state.StateBackend;
+import dev.weir.state.cache.ObjectCacheSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -18,7 +19,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * reads Weir's options again or clamps them: a value here is already in range.
  *
  * <p>Checks ({@link #from}): counts ({@code --parallelism}, {@code --containers},
- * {@code --maxBundleSize}, {@code --objectCacheSize}) are at least 1; {@code --maxBundleTimeMs} is
+ * {@code --maxBundleSize}, {@code --objectCacheSize}) and {@code --objectCacheBytes} are at least 1; {@code --maxBundleTimeMs} is
  * from 1 to {@value #MAX_BUNDLE_TIME_MS} (so that it still fits in a {@code long} of
  * nanoseconds); {@code --metricsLogIntervalMs} is 0 (off) or positive; {@code --stateBackend} is set; {@code --stateDirectory} is a path and, for the
  * RocksDB backend, a directory that exists or can be created and is writable (it is created here);
@@ -40,6 +41,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param stateDirectory the base directory of RocksDB state (each job makes its own sub-directory);
  *     unused by the memory backend
  * @param objectCacheSize decoded state values the object cache keeps per container (entries)
+ * @param objectCacheBytes estimated bytes of those values per container (see
+ *     {@link ObjectCacheSettings#bounded}), in bytes
  * @param metricsEnabled whether Beam metrics are collected per PTransform
  * @param metricsLogIntervalMs milliseconds between two logged summaries of the job's live metrics; 0:
  *     no log
@@ -54,7 +57,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
  */
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
-    long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize,
+    long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize, long objectCacheBytes,
     boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability, Checkpointing checkpointing,
     ExecutionEnvironment executionEnvironment, Map<String, String> samzaConfig) {
 
@@ -100,6 +103,10 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
     if (objectCacheSize < 1) {
       throw outOfRange("objectCacheSize", objectCacheSize, "1 to " + Long.MAX_VALUE + " (entries)");
     }
+    long objectCacheBytes = options.getObjectCacheBytes();
+    if (objectCacheBytes < 1) {
+      throw outOfRange("objectCacheBytes", objectCacheBytes, "1 to " + Long.MAX_VALUE + " (bytes)");
+    }
     long metricsLogIntervalMs = options.getMetricsLogIntervalMs();
     if (metricsLogIntervalMs < 0) {
       throw outOfRange("metricsLogIntervalMs", metricsLogIntervalMs,
@@ -123,9 +130,14 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
     Map<String, String> samzaConfig =
         SamzaUserConfig.read(environment, options.getSamzaConfig(), options.getSamzaConfigOverride());
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
-        stateDirectory, objectCacheSize, options.getMetricsEnabled(), metricsLogIntervalMs,
+        stateDirectory, objectCacheSize, objectCacheBytes, options.getMetricsEnabled(), metricsLogIntervalMs,
         options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain),
         environment, samzaConfig);
+  }
+
+  /** The object cache's bounds per container: {@code --objectCacheSize} entries and {@code --objectCacheBytes}. */
+  public ObjectCacheSettings objectCacheBounds() {
+    return ObjectCacheSettings.bounded(objectCacheSize, objectCacheBytes);
   }
 
   private static int atLeastOne(String option, int value) {
@@ -171,11 +183,11 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
   /** A one-line summary for the run log, e.g. {@code parallelism=2 containers=2 ...}. */
   public String describe() {
     return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
-            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d metricsEnabled=%b metricsLogIntervalMs=%d "
+            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d objectCacheBytes=%d metricsEnabled=%b metricsLogIntervalMs=%d "
             + "enforceEncodability=%b checkpointingIntervalMs=%d restoreMode=%s retainCheckpoints=%d "
             + "executionEnvironment=%s",
         parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
-        objectCacheSize, metricsEnabled, metricsLogIntervalMs, enforceEncodability, checkpointing.intervalMs(),
+        objectCacheSize, objectCacheBytes, metricsEnabled, metricsLogIntervalMs, enforceEncodability, checkpointing.intervalMs(),
         checkpointing.restoreMode(), checkpointing.retain(), executionEnvironment);
   }
 }

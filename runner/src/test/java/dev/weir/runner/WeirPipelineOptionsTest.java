@@ -85,6 +85,13 @@ class WeirPipelineOptionsTest {
   }
 
   @Test
+  void objectCacheBytes_zero_failsNamingTheOptionAndTheRange() {
+    assertThatThrownBy(() -> run("--runner=WeirRunner", "--objectCacheBytes=0"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("--objectCacheBytes=0 is out of range; allowed: 1 to " + Long.MAX_VALUE + " (bytes)");
+  }
+
+  @Test
   void metricsLogIntervalMs_negative_failsNamingTheOptionAndTheRange() {
     assertThatThrownBy(() -> run("--runner=WeirRunner", "--metricsLogIntervalMs=-1"))
         .isInstanceOf(IllegalArgumentException.class)
@@ -138,7 +145,7 @@ class WeirPipelineOptionsTest {
   @Test
   void settings_carryEveryOptionsValue() {
     WeirSettings settings = WeirSettings.from(parse("--parallelism=3", "--containers=2", "--maxBundleSize=64",
-        "--maxBundleTimeMs=250", "--stateBackend=memory", "--objectCacheSize=10", "--metricsEnabled=false",
+        "--maxBundleTimeMs=250", "--stateBackend=memory", "--objectCacheSize=10", "--objectCacheBytes=4096", "--metricsEnabled=false",
         "--metricsLogIntervalMs=5000", "--weirEnforceEncodability=true"));
     assertThat(settings.parallelism()).isEqualTo(3);
     assertThat(settings.containers()).isEqualTo(2);
@@ -146,6 +153,8 @@ class WeirPipelineOptionsTest {
     assertThat(settings.maxBundleTimeMs()).isEqualTo(250);
     assertThat(settings.stateBackend()).isEqualTo(dev.weir.state.StateBackend.MEMORY);
     assertThat(settings.objectCacheSize()).isEqualTo(10);
+    assertThat(settings.objectCacheBytes()).isEqualTo(4096);
+    assertThat(settings.objectCacheBounds()).isEqualTo(dev.weir.state.cache.ObjectCacheSettings.bounded(10, 4096));
     assertThat(settings.metricsEnabled()).isFalse();
     assertThat(settings.metricsLogIntervalMs()).isEqualTo(5000);
     assertThat(settings.enforceEncodability()).isTrue();
@@ -180,6 +189,7 @@ class WeirPipelineOptionsTest {
         .contains("--maxBundleTimeMs=<long>\n    Default: 1000")
         .contains("--metricsEnabled=<boolean>\n    Default: true")
         .contains("--objectCacheSize=<long>\n    Default: 100000")
+        .contains("--objectCacheBytes=<long>\n    Default: 67108864")
         .contains("--parallelism=<int>\n    Default: AvailableProcessors")
         .contains("--stateBackend=<ROCKSDB | MEMORY>\n    Default: ROCKSDB")
         .contains("--stateDirectory=<String>\n    Default: TempStateDirectory")

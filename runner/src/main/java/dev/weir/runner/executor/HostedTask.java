@@ -190,8 +190,8 @@ public final class HostedTask {
       java.nio.file.Files.createDirectories(stateDirectory);
     }
     state = hostStorage != null
-        ? new ContainerState(hostStorage, settings.objectCacheSize(), name, true)
-        : new ContainerState(settings.stateBackend(), stateDirectory, settings.objectCacheSize(), name);
+        ? new ContainerState(hostStorage, settings.objectCacheBounds(), name, true)
+        : new ContainerState(settings.stateBackend(), stateDirectory, settings.objectCacheBounds(), name, false);
     commit = new ContainerCommit(state, metrics.newCommitter(), List.of(task));
     task.open(scope, commit);
     opened = true;

@@ -328,7 +328,7 @@ public final class JobExecutor {
   /**
    * Opens the state of container {@code id} from the settings: the backend, in its directory of
    * the job's {@link JobStateDirectory} (created here), bounded to {@code --objectCacheSize}
-   * entries. Called on the container's thread.
+   * entries and {@code --objectCacheBytes}. Called on the container's thread.
    */
   ContainerState openState(int id) throws IOException {
     StateBackend backend = settings.stateBackend();
@@ -337,7 +337,7 @@ public final class JobExecutor {
       directory = jobState.containerDirectory(id);
       Files.createDirectories(directory);
     }
-    return new ContainerState(backend, directory, settings.objectCacheSize(), "weir-container-" + id,
+    return new ContainerState(backend, directory, settings.objectCacheBounds(), "weir-container-" + id,
         checkpointStore != null);
   }
 

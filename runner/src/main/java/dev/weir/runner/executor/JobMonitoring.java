@@ -214,9 +214,10 @@ final class JobMonitoring implements AutoCloseable {
     for (Container container : containers) {
       ContainerView c = new ContainerView(container);
       b.append(String.format(Locale.ROOT, "%n  container-%d: iterations=%d utilization=%.3f commits=%d "
-              + "lastCommitMs=%.3f cache hits=%d misses=%d evictions=%d entries=%d dirty=%d",
+              + "lastCommitMs=%.3f cache hits=%d misses=%d evictions=%d entries=%d bytes=%d dirty=%d",
           container.id(), c.getIterations(), c.getUtilization(), c.getCommits(), c.getLastCommitNs() / 1e6,
-          c.getCacheHits(), c.getCacheMisses(), c.getCacheEvictions(), c.getCacheEntries(), c.getCacheDirtyEntries()));
+          c.getCacheHits(), c.getCacheMisses(), c.getCacheEvictions(), c.getCacheEntries(), c.getCacheEstimatedBytes(),
+          c.getCacheDirtyEntries()));
     }
     for (StageView s : stages) {
       b.append(String.format(Locale.ROOT, "%n  %s [%d partition(s)]: in=%d out=%d bundles=%d meanBundle=%.1f "
@@ -363,7 +364,7 @@ final class JobMonitoring implements AutoCloseable {
   }
 
   private final class ContainerView implements WeirMXBeans.ContainerMXBean {
-    private static final ObjectCacheStats NO_CACHE = new ObjectCacheStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    private static final ObjectCacheStats NO_CACHE = new ObjectCacheStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1);
     private final Container container;
 
     ContainerView(Container container) {
@@ -485,6 +486,11 @@ final class JobMonitoring implements AutoCloseable {
     @Override
     public long getCacheEntries() {
       return cache().entries();
+    }
+
+    @Override
+    public long getCacheEstimatedBytes() {
+      return cache().estimatedBytes();
     }
 
     @Override

@@ -147,6 +147,12 @@ public final class WeirMXBeans {
     /** Entries in the object cache now (estimate). */
     long getCacheEntries();
 
+    /**
+     * The object cache's byte estimate now (encoded sizes plus a fixed overhead per entry, see
+     * {@code --objectCacheBytes}), in bytes.
+     */
+    long getCacheEstimatedBytes();
+
     /** Dirty entries waiting for the next commit (the write-back backlog). */
     long getCacheDirtyEntries();
 

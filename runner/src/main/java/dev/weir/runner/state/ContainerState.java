@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The state of one container (one run-loop thread): one {@link StateStorage} of the configured
- * backend, one {@link ObjectCache} of {@code --objectCacheSize} entries in front of it, and one
+ * backend, one {@link ObjectCache} of {@code --objectCacheSize} entries and {@code --objectCacheBytes} in front of it, and one
  * cached store that every keyed operator of the container's tasks shares, plus one raw store of
  * event-time timer indexes ({@link #timerStore()}, see {@link TimerIndex}) committed with it.
  * Operators are told apart by 4-byte prefixes handed out by {@link #newOperatorPrefix()} in open
@@ -83,6 +83,15 @@ public final class ContainerState implements AutoCloseable {
    */
   public ContainerState(StateBackend backend, Path directory, long cacheEntries, String owner,
       boolean commitAtCheckpoints) {
+    this(backend, directory, ObjectCacheSettings.maximumEntries(Math.max(1, cacheEntries)), owner, commitAtCheckpoints);
+  }
+
+  /**
+   * As {@link #ContainerState(StateBackend, Path, long, String, boolean)}, with the object cache
+   * bounded by {@code cacheBounds} (e.g. {@code WeirSettings#objectCacheBounds()}: entries and bytes).
+   */
+  public ContainerState(StateBackend backend, Path directory, ObjectCacheSettings cacheBounds, String owner,
+      boolean commitAtCheckpoints) {
     this.owner = owner;
     this.commitAtCheckpoints = commitAtCheckpoints;
     // No write-ahead log and no staged batch: a working directory is wiped at every start
@@ -90,7 +99,7 @@ public final class ContainerState implements AutoCloseable {
     // the memtables flushed first; the log would write every commit twice, and the staged batch
     // (atomic commits of the directory itself) insert every write twice.
     this.storage = backend.open(directory, RocksDbSettings.defaults().withWriteAheadLog(false).withStagedWrites(false));
-    this.cache = new ObjectCache(storage, ObjectCacheSettings.maximumEntries(Math.max(1, cacheEntries)));
+    this.cache = new ObjectCache(storage, cacheBounds);
     this.store = cache.store(STORE);
   }
 
@@ -99,11 +108,11 @@ public final class ContainerState implements AutoCloseable {
    * changelog-backed store in runner-samza); see the other constructor for {@code commitAtCheckpoints}.
    * {@link #close()} closes {@code storage}.
    */
-  public ContainerState(StateStorage storage, long cacheEntries, String owner, boolean commitAtCheckpoints) {
+  public ContainerState(StateStorage storage, ObjectCacheSettings cacheBounds, String owner, boolean commitAtCheckpoints) {
     this.owner = owner;
     this.commitAtCheckpoints = commitAtCheckpoints;
     this.storage = storage;
-    this.cache = new ObjectCache(storage, ObjectCacheSettings.maximumEntries(Math.max(1, cacheEntries)));
+    this.cache = new ObjectCache(storage, cacheBounds);
     this.store = cache.store(STORE);
   }
 

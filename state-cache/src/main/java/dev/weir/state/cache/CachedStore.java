@@ -35,6 +35,13 @@ public final class CachedStore {
    */
   private int dirtyLive;
 
+  /**
+   * A running mean (exponentially weighted, 1/16 per value) of the encoded sizes of this store's
+   * values, in bytes: the byte bound's estimate for a value never encoded (ObjectCacheSettings).
+   * Only from the owning thread.
+   */
+  private int meanValueBytes = 64;
+
   /** The keys the byte store may hold (see {@link StoredKeyFilter}); built from the store's keys at construction. */
   private final StoredKeyFilter stored = new StoredKeyFilter(0);
 
@@ -100,14 +107,18 @@ public final class CachedStore {
       return value;
     }
     owner.misses++;
-    V value;
+    byte[] found = null;
     if (stored.mightContain(key.hashCode())) {
-      value = read(key.bytes, coder);
+      found = bytes.get(key.bytes);
     } else {
       owner.absentByFilter++; // never written: no store lookup
-      value = null;
     }
-    owner.cache.put(key, new CacheEntry(key, value, coder, State.CLEAN, value != null, owner.epoch));
+    V value = found == null ? null : decode(key.bytes, found, coder);
+    CacheEntry loaded = new CacheEntry(key, value, coder, State.CLEAN, value != null, owner.epoch);
+    if (found != null) {
+      sawValueBytes(loaded, found.length);
+    }
+    owner.cache.put(key, loaded);
     return value;
   }
 
@@ -372,15 +383,25 @@ public final class CachedStore {
     try {
       byte[] encoded = CoderUtils.encodeToByteArray((Coder<Object>) entry.coder, entry.value);
       owner.bytesEncoded += encoded.length;
+      sawValueBytes(entry, encoded.length);
       return encoded;
     } catch (CoderException | RuntimeException e) {
       throw new IllegalStateException("cannot encode the value of " + entry.key + " with " + entry.coder, e);
     }
   }
 
-  private <V> V read(byte[] key, Coder<V> coder) {
-    byte[] stored = bytes.get(key);
-    return stored == null ? null : decode(key, stored, coder);
+  /** Records that {@code entry}'s value is {@code size} bytes encoded (decoded or encoded just now). */
+  private void sawValueBytes(CacheEntry entry, int size) {
+    entry.encodedBytes = size;
+    meanValueBytes += (size - meanValueBytes) >> 4;
+    if (owner.byteBounded) {
+      owner.resized(entry);
+    }
+  }
+
+  /** The mean encoded size of this store's values, in bytes (see {@link #meanValueBytes}). */
+  int meanValueBytes() {
+    return meanValueBytes;
   }
 
   private <V> V decode(byte[] key, byte[] stored, Coder<V> coder) {

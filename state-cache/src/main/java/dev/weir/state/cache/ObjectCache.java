@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import dev.weir.state.store.StateStorage;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -111,6 +112,14 @@ public final class ObjectCache implements AutoCloseable {
    */
   private final HashMap<StateKey, CacheEntry> deferred = new HashMap<>();
   private boolean closed;
+  /** {@link ObjectCacheSettings#byteBounded()}. */
+  final boolean byteBounded;
+  /**
+   * Byte-bounded caches: entries whose byte estimate moved away from the one they were weighed
+   * with (they were just encoded), to be weighed again at the next flush or safe point. Owning
+   * thread only.
+   */
+  private final ArrayList<CacheEntry> resized = new ArrayList<>();
 
   // Counters: written by the owning thread only, read racily by stats().
   long hits;
@@ -137,7 +146,14 @@ public final class ObjectCache implements AutoCloseable {
     this.settings = Objects.requireNonNull(settings, "settings");
     Caffeine<Object, Object> builder = Caffeine.newBuilder().executor(Runnable::run);
     Caffeine<StateKey, CacheEntry> typed;
-    if (settings.weighted()) {
+    this.byteBounded = settings.byteBounded();
+    if (byteBounded) {
+      int floor = (int) Math.min(Integer.MAX_VALUE, settings.entryFloorBytes());
+      typed = builder
+          .maximumWeight(settings.maximumBytes())
+          .<StateKey, CacheEntry>weigher((k, e) -> Math.max(floor, weighBytes(e)))
+          .evictionListener(this::onEviction);
+    } else if (settings.weighted()) {
       ObjectCacheSettings.Weigher weigher = settings.weigher();
       typed = builder
           .maximumWeight(settings.maximumWeight())
@@ -185,6 +201,7 @@ public final class ObjectCache implements AutoCloseable {
     for (CachedStore store : stores.values()) {
       store.flushDirty();
     }
+    reweigh();
     epoch++;
     flushes++;
     flushNanos += System.nanoTime() - start;
@@ -202,11 +219,62 @@ public final class ObjectCache implements AutoCloseable {
    *     committed), or the cache is closed
    */
   public void safePoint() {
+    if (!resized.isEmpty()) {
+      reweigh(); // may defer dirty victims touched in this epoch: written just below
+    }
     if (!deferred.isEmpty()) {
       checkOpen();
       writeBackDeferred();
     }
     epoch++;
+  }
+
+  /**
+   * The byte estimate of an entry (see {@link ObjectCacheSettings}): the fixed overhead, the key's
+   * length and the value's last encoded size (its store's mean if never encoded; 0 for absent).
+   * Called by Caffeine whenever it weighs the entry; remembers the estimate in the entry.
+   */
+  private static int weighBytes(CacheEntry e) {
+    long value = e.value == null ? 0 : e.encodedBytes >= 0 ? e.encodedBytes : e.key.store.meanValueBytes();
+    int estimate = (int) Math.min(Integer.MAX_VALUE,
+        ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + (long) e.key.bytes.length + value);
+    e.weighedBytes = estimate;
+    return estimate;
+  }
+
+  /**
+   * Byte-bounded caches: notes that {@code entry}'s value was just decoded or encoded; if its
+   * estimate moved by more than a quarter (and 64 bytes) from the one it was weighed with, it is
+   * weighed again at the next flush or safe point.
+   */
+  void resized(CacheEntry entry) {
+    long value = entry.value == null ? 0 : entry.encodedBytes;
+    long estimate = ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + (long) entry.key.bytes.length + value;
+    long drift = Math.abs(estimate - entry.weighedBytes);
+    if (entry.weighedBytes != 0 && drift > 64 && drift > entry.weighedBytes / 4) {
+      resized.add(entry);
+    }
+  }
+
+  /**
+   * Weighs the {@link #resized} entries again (a put of the same entry makes Caffeine weigh it and
+   * evict down to the bound, writing back dirty victims as usual). Entries evicted since are skipped.
+   */
+  private void reweigh() {
+    if (resized.isEmpty()) {
+      return;
+    }
+    try {
+      for (int i = 0; i < resized.size(); i++) {
+        CacheEntry entry = resized.get(i);
+        if (entry.state != CacheEntry.State.EVICTED && cache.policy().getIfPresentQuietly(entry.key) == entry) {
+          cache.put(entry.key, entry);
+        }
+      }
+    } finally {
+      resized.clear();
+    }
+    rethrowWriteBackFailure();
   }
 
   /** Takes a deferred (evicted, not yet written) entry back, or returns null; the caller re-admits it. */
@@ -286,7 +354,8 @@ public final class ObjectCache implements AutoCloseable {
       dirty += store.dirtyEntries();
     }
     return new ObjectCacheStats(hits, misses, evictions, dirtyWriteBacks, flushedEntries,
-        bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize(), dirty, elidedDeletes, absentByFilter);
+        bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize(), dirty, elidedDeletes, absentByFilter,
+        byteBounded ? eviction.weightedSize().orElse(-1) : -1);
   }
 
   /**

@@ -1,14 +1,40 @@
 package dev.weir.state.cache;
 
 /**
- * How an {@link ObjectCache} is bounded: by entry count, or by a total weight that a
- * {@link Weigher} assigns to each entry.
+ * How an {@link ObjectCache} is bounded: by entry count; by entry count <em>and</em> estimated
+ * bytes; or by a total weight that a caller's {@link Weigher} assigns to each entry.
  *
- * @param maximumEntries the entry bound, if {@code weigher} is null; at least 1
+ * <h2>The byte bound</h2>
+ *
+ * A decoded object's heap size cannot be known without walking it, and encoding it to count would
+ * cost what the cache exists to save. So {@link #bounded(long, long)} counts each entry as
+ * {@link #ENTRY_OVERHEAD_BYTES} plus its key's length plus its value's <em>encoded</em> size as last
+ * seen: when the value was decoded from the byte store or encoded for it (a value written since
+ * and never encoded counts as its store's mean encoded value). Estimates are renewed at every
+ * {@link ObjectCache#flush()}, so a value that grows between two flushes (a bag taking elements)
+ * is under-counted until the next one. A decoded value usually takes 2 to 4 times its encoded size
+ * on the heap; the bound is on the encoded form, which is also what a write-back of the whole cache
+ * would write.
+ *
+ * <p>Both bounds hold together because every entry weighs at least {@code maximumBytes /
+ * maximumEntries}: the total weight stays under {@code maximumBytes}, and at most
+ * {@code maximumEntries} entries fit in it. Small entries are therefore charged the floor, which
+ * matters only when the entry bound is the tighter one. (Caffeine bounds by count or by weight,
+ * not both; this is how one weight carries both.)
+ *
+ * @param maximumEntries the entry bound, unless {@code weigher} is set; at least 1
+ * @param maximumBytes the estimated-bytes bound, or 0 for none; with a weigher, must be 0
  * @param maximumWeight the weight bound, if {@code weigher} is set; at least 1
- * @param weigher assigns a weight to an entry, or null to bound by count
+ * @param weigher assigns a weight to an entry, or null to bound by count (and bytes)
  */
-public record ObjectCacheSettings(long maximumEntries, long maximumWeight, Weigher weigher) {
+public record ObjectCacheSettings(long maximumEntries, long maximumBytes, long maximumWeight, Weigher weigher) {
+
+  /**
+   * The bytes charged per entry besides its key and value: the cache entry, its state key and
+   * Caffeine's node (object headers, fields and references on a 64-bit JVM with compressed
+   * oops), and the key array's header.
+   */
+  public static final int ENTRY_OVERHEAD_BYTES = 128;
 
   /** Assigns a weight (for example an estimate in bytes) to a cached entry. */
   @FunctionalInterface
@@ -21,10 +47,18 @@ public record ObjectCacheSettings(long maximumEntries, long maximumWeight, Weigh
     int weigh(byte[] key, Object value);
   }
 
-  /** Validates the bound in use. */
+  /**
+   * Validates the bounds in use.
+   *
+   * @throws IllegalArgumentException naming the bound that is out of range
+   */
   public ObjectCacheSettings {
     if (weigher == null && maximumEntries < 1) {
       throw new IllegalArgumentException("maximumEntries must be >= 1, was " + maximumEntries);
+    }
+    if (maximumBytes < 0 || (weigher != null && maximumBytes != 0)) {
+      throw new IllegalArgumentException(
+          "maximumBytes must be >= 0, and 0 with a weigher, was " + maximumBytes);
     }
     if (weigher != null && maximumWeight < 1) {
       throw new IllegalArgumentException("maximumWeight must be >= 1, was " + maximumWeight);
@@ -33,7 +67,22 @@ public record ObjectCacheSettings(long maximumEntries, long maximumWeight, Weigh
 
   /** Bounds the cache to {@code entries} entries. */
   public static ObjectCacheSettings maximumEntries(long entries) {
-    return new ObjectCacheSettings(entries, 0, null);
+    return new ObjectCacheSettings(entries, 0, 0, null);
+  }
+
+  /**
+   * Bounds the cache to {@code entries} entries and about {@code bytes} bytes, estimated as the
+   * class comment says.
+   *
+   * @param entries at least 1
+   * @param bytes at least 1
+   * @throws IllegalArgumentException if either is below 1
+   */
+  public static ObjectCacheSettings bounded(long entries, long bytes) {
+    if (bytes < 1) {
+      throw new IllegalArgumentException("maximumBytes must be >= 1, was " + bytes);
+    }
+    return new ObjectCacheSettings(entries, bytes, 0, null);
   }
 
   /** Bounds the cache to a total weight of {@code weight} as assigned by {@code weigher}. */
@@ -41,11 +90,24 @@ public record ObjectCacheSettings(long maximumEntries, long maximumWeight, Weigh
     if (weigher == null) {
       throw new NullPointerException("weigher");
     }
-    return new ObjectCacheSettings(0, weight, weigher);
+    return new ObjectCacheSettings(0, 0, weight, weigher);
   }
 
-  /** Whether the bound is by weight. */
+  /** Whether the bound is a caller's weigher. */
   public boolean weighted() {
     return weigher != null;
+  }
+
+  /** Whether entries are bounded by estimated bytes as well as by count. */
+  public boolean byteBounded() {
+    return maximumBytes > 0;
+  }
+
+  /**
+   * The least weight of an entry under {@link #bounded(long, long)}: {@code maximumBytes /
+   * maximumEntries}, rounded up, so that no more than {@code maximumEntries} entries fit.
+   */
+  long entryFloorBytes() {
+    return (maximumBytes + maximumEntries - 1) / maximumEntries;
   }
 }

@@ -19,6 +19,8 @@ package dev.weir.state.cache;
  *     (state created and cleared between two write-backs)
  * @param absentByFilter misses answered "absent" by the filter of stored keys, without a store
  *     lookup (included in {@code misses})
+ * @param estimatedBytes the cached entries' total byte estimate (see {@link ObjectCacheSettings}),
+ *     each entry counted at least at the entry floor, in bytes; -1 unless the cache is byte-bounded
  */
 public record ObjectCacheStats(
     long hits,
@@ -33,7 +35,8 @@ public record ObjectCacheStats(
     long entries,
     long dirtyEntries,
     long elidedDeletes,
-    long absentByFilter) {
+    long absentByFilter,
+    long estimatedBytes) {
 
   /** hits / (hits + misses), or 0 when nothing was read. */
   public double hitRate() {

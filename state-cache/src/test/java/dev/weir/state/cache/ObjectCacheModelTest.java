@@ -51,25 +51,38 @@ class ObjectCacheModelTest {
     List<Arguments> out = new ArrayList<>();
     for (Backend backend : Backend.values()) {
       for (int cacheSize : new int[] {1, 3, 16, 64, 1000}) {
-        out.add(Arguments.of(backend, cacheSize, false, fixed));
+        out.add(Arguments.of(backend, cacheSize, Bound.ENTRIES, fixed));
       }
-      out.add(Arguments.of(backend, 40, true, fixed)); // weighted by value length
-      out.add(Arguments.of(backend, 8, false, fresh));
-      out.add(Arguments.of(backend, 500, false, fresh));
+      out.add(Arguments.of(backend, 40, Bound.WEIGHER, fixed)); // weighted by value length
+      out.add(Arguments.of(backend, 40, Bound.BYTES, fixed));
+      out.add(Arguments.of(backend, 8, Bound.ENTRIES, fresh));
+      out.add(Arguments.of(backend, 500, Bound.ENTRIES, fresh));
+      out.add(Arguments.of(backend, 16, Bound.BYTES, fresh));
     }
     return out.stream();
   }
 
-  @ParameterizedTest(name = "{0} cache={1} weighted={2} seed={3}")
+  /**
+   * How a run bounds its cache: by entries; by a weigher of value lengths ({@code cacheSize * 10});
+   * or by estimated bytes ({@code cacheSize} entries of ~600-byte values, far fewer fit the byte bound,
+   * and values whose size changes a lot are weighed again at flushes).
+   */
+  enum Bound {
+    ENTRIES,
+    WEIGHER,
+    BYTES
+  }
+
+  @ParameterizedTest(name = "{0} cache={1} bound={2} seed={3}")
   @MethodSource("configurations")
-  void randomOperations_matchTheTreeMapModel(Backend backend, int cacheSize, boolean weighted, long seed) {
-    new Run(backend, cacheSize, weighted, seed).execute();
+  void randomOperations_matchTheTreeMapModel(Backend backend, int cacheSize, Bound bound, long seed) {
+    new Run(backend, cacheSize, bound, seed).execute();
   }
 
   private final class Run {
     final Backend backend;
     final int cacheSize;
-    final boolean weighted;
+    final Bound bound;
     final long seed;
     final Random random;
     final Deque<String> recent = new ArrayDeque<>();
@@ -81,19 +94,22 @@ class ObjectCacheModelTest {
     ObjectCache cache;
     CachedStore store;
 
-    Run(Backend backend, int cacheSize, boolean weighted, long seed) {
+    Run(Backend backend, int cacheSize, Bound bound, long seed) {
       this.backend = backend;
       this.cacheSize = cacheSize;
-      this.weighted = weighted;
+      this.bound = bound;
       this.seed = seed;
       this.random = new Random(seed);
     }
 
     void open() {
       storage = backend.open(dir);
-      cache = new ObjectCache(storage, weighted
-          ? ObjectCacheSettings.maximumWeight(cacheSize * 10L, (k, v) -> 1 + (v == null ? 0 : ((String) v).length()))
-          : ObjectCacheSettings.maximumEntries(cacheSize));
+      cache = new ObjectCache(storage, switch (bound) {
+        case ENTRIES -> ObjectCacheSettings.maximumEntries(cacheSize);
+        case WEIGHER -> ObjectCacheSettings.maximumWeight(
+            cacheSize * 10L, (k, v) -> 1 + (v == null ? 0 : ((String) v).length()));
+        case BYTES -> ObjectCacheSettings.bounded(1000, cacheSize * 300L);
+      });
       store = cache.store("model");
     }
 
@@ -120,9 +136,9 @@ class ObjectCacheModelTest {
         verifyEverything("final");
       } catch (AssertionError | RuntimeException e) {
         throw new AssertionError(String.format(
-            "model test failed: seed=%d backend=%s cacheSize=%d weighted=%s step=%d%n"
+            "model test failed: seed=%d backend=%s cacheSize=%d bound=%s step=%d%n"
                 + "reproduce: -Dweir.model.seed=%d%nlast operations:%n  %s",
-            seed, backend, cacheSize, weighted, step, seed, String.join("\n  ", recent)), e);
+            seed, backend, cacheSize, bound, step, seed, String.join("\n  ", recent)), e);
       } finally {
         close();
       }
@@ -143,7 +159,7 @@ class ObjectCacheModelTest {
         assertThat(store.get(k, CODER)).as("get %s", s(k)).isEqualTo(model.get(k));
       } else if (dice < 57) {
         byte[] k = randomKey();
-        String v = "v" + step + "x".repeat(random.nextInt(12));
+        String v = "v" + step + "x".repeat(random.nextInt(12) * (bound == Bound.BYTES ? 100 : 1));
         log("put " + s(k) + "=" + v);
         store.put(k, v, CODER);
         model.put(k, v);

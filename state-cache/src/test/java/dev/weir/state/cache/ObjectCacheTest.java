@@ -379,6 +379,69 @@ class ObjectCacheTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
+  void bytes_valuesGrownSinceTheirWeighing_areWeighedAgainAtTheFlush_andEvictedDownToTheBound(Backend backend) {
+    StringUtf8Coder strings = StringUtf8Coder.of();
+    CachedStore store = open(backend, ObjectCacheSettings.bounded(1000, 20_000));
+    for (int i = 0; i < 40; i++) {
+      store.put(b("k" + i), "x".repeat(2000) + i, strings); // never encoded yet: counted at the store's mean
+    }
+    cache.flush(); // encodes them: each ~2 KB, so about nine fit
+    assertThat(cache.stats().estimatedBytes()).isLessThanOrEqualTo(20_000);
+    assertThat(cache.stats().entries()).isBetween(1L, 10L);
+    for (int i = 0; i < 40; i++) {
+      assertThat(store.get(b("k" + i), strings)).isEqualTo("x".repeat(2000) + i); // nothing lost
+    }
+    assertThat(cache.stats().estimatedBytes()).isLessThanOrEqualTo(20_000);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void bytes_aValueReadFromTheStore_isWeighedByItsEncodedSize(Backend backend) {
+    StringUtf8Coder strings = StringUtf8Coder.of();
+    CachedStore store = open(backend, ObjectCacheSettings.bounded(1000, 10_000));
+    for (int i = 0; i < 20; i++) {
+      store.put(b("k" + i), "y".repeat(3000) + i, strings);
+      cache.flush();
+    }
+    cache.evictAll();
+    for (int i = 0; i < 20; i++) {
+      assertThat(store.get(b("k" + i), strings)).isEqualTo("y".repeat(3000) + i);
+      assertThat(cache.stats().entries()).isLessThanOrEqualTo(3); // ~3.1 KB each
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void bytes_smallValues_stillMeetTheEntryBound(Backend backend) {
+    CachedStore store = open(backend, ObjectCacheSettings.bounded(10, 1L << 30));
+    for (long i = 0; i < 100; i++) {
+      store.put(b("k" + i), i, coder);
+      cache.safePoint();
+    }
+    assertThat(cache.stats().entries()).isLessThanOrEqualTo(10);
+    for (long i = 0; i < 100; i++) {
+      assertThat(store.get(b("k" + i), coder)).isEqualTo(i);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void bytes_estimate_isReportedOnlyForAByteBound(Backend backend) {
+    CachedStore store = open(backend, 100);
+    store.put(b("k"), 1L, coder);
+    assertThat(cache.stats().estimatedBytes()).isEqualTo(-1);
+    cache.close();
+    storage.close();
+    store = open(backend, ObjectCacheSettings.bounded(100_000, 1L << 20)); // a floor of 11 bytes
+    store.put(b("k"), 1L, coder);
+    // 128 bytes of bookkeeping + the 1-byte key + the store's initial mean value size (64)
+    assertThat(cache.stats().estimatedBytes()).isEqualTo(ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + 1 + 64);
+    assertThatThrownBy(() -> ObjectCacheSettings.bounded(10, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maximumBytes");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
   void delete_isATombstone_untilFlushed(Backend backend) {
     CachedStore store = open(backend, 100);
     store.put(b("k"), 1L, coder);
