@@ -234,7 +234,10 @@ public final class CachedStore {
     }
     for (byte[] k : keys) {
       StateKey key = new StateKey(this, k);
-      owner.cache.invalidate(key); // clean entries: nothing to write back
+      CacheEntry removed = owner.cache.asMap().remove(key); // clean entries: nothing to write back
+      if (removed != null) {
+        owner.removed(removed);
+      }
       CacheEntry deferred = owner.takeDeferred(key); // clean too (flushed above), but must not be read back
       if (deferred != null) {
         deferred.state = State.EVICTED;

@@ -83,6 +83,13 @@ import java.util.Objects;
  *       {@link #flush()} or {@link #commit}, so a broken state value never becomes durable.
  * </ul>
  *
+ * <h2>Bounds</h2>
+ *
+ * By entries, or by entries and estimated bytes ({@link ObjectCacheSettings#bounded}): an entry's
+ * bytes are its value's size when last decoded or encoded plus its key and a fixed overhead, since
+ * a decoded object's heap size is unknown without walking it; values encoded by a flush are weighed
+ * again if their size moved. Dirty victims are written back under either bound.
+ *
  * <h2>Threading</h2>
  *
  * Confined to one thread (the container's run loop), like its storage. Caffeine runs its
@@ -120,6 +127,11 @@ public final class ObjectCache implements AutoCloseable {
    * thread only.
    */
   private final ArrayList<CacheEntry> resized = new ArrayList<>();
+  /**
+   * Byte-bounded caches: the sum of the cached entries' byte estimates, without the per-entry floor
+   * (Caffeine's weighted size includes it). Written by the owning thread only, read racily by stats().
+   */
+  long estimatedBytes;
 
   // Counters: written by the owning thread only, read racily by stats().
   long hits;
@@ -232,14 +244,22 @@ public final class ObjectCache implements AutoCloseable {
   /**
    * The byte estimate of an entry (see {@link ObjectCacheSettings}): the fixed overhead, the key's
    * length and the value's last encoded size (its store's mean if never encoded; 0 for absent).
-   * Called by Caffeine whenever it weighs the entry; remembers the estimate in the entry.
+   * Called by Caffeine whenever it weighs the entry; remembers the estimate in the entry and keeps
+   * {@link #estimatedBytes} up to date.
    */
-  private static int weighBytes(CacheEntry e) {
+  private int weighBytes(CacheEntry e) {
     long value = e.value == null ? 0 : e.encodedBytes >= 0 ? e.encodedBytes : e.key.store.meanValueBytes();
     int estimate = (int) Math.min(Integer.MAX_VALUE,
         ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + (long) e.key.bytes.length + value);
+    estimatedBytes += estimate - e.weighedBytes;
     e.weighedBytes = estimate;
     return estimate;
+  }
+
+  /** Accounts for an entry removed explicitly (not evicted: the eviction listener does not run). */
+  void removed(CacheEntry entry) {
+    estimatedBytes -= entry.weighedBytes;
+    entry.weighedBytes = 0;
   }
 
   /**
@@ -355,7 +375,7 @@ public final class ObjectCache implements AutoCloseable {
     }
     return new ObjectCacheStats(hits, misses, evictions, dirtyWriteBacks, flushedEntries,
         bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize(), dirty, elidedDeletes, absentByFilter,
-        byteBounded ? eviction.weightedSize().orElse(-1) : -1);
+        byteBounded ? estimatedBytes : -1);
   }
 
   /**
@@ -369,6 +389,7 @@ public final class ObjectCache implements AutoCloseable {
     }
     closed = true;
     cache.asMap().clear(); // explicit removal: the eviction listener does not run
+    estimatedBytes = 0;
     deferred.clear();
     stores.values().forEach(CachedStore::discardDirty);
   }
@@ -385,6 +406,8 @@ public final class ObjectCache implements AutoCloseable {
       return;
     }
     evictions++;
+    estimatedBytes -= entry.weighedBytes;
+    entry.weighedBytes = 0; // weighed afresh if taken back from the deferred map
     if (entry.state == CacheEntry.State.DIRTY && entry.touched == epoch) {
       deferred.put(key, entry); // possibly half-changed by its reader: written at the next safe point
       return;

@@ -19,8 +19,9 @@ package dev.weir.state.cache;
  *     (state created and cleared between two write-backs)
  * @param absentByFilter misses answered "absent" by the filter of stored keys, without a store
  *     lookup (included in {@code misses})
- * @param estimatedBytes the cached entries' total byte estimate (see {@link ObjectCacheSettings}),
- *     each entry counted at least at the entry floor, in bytes; -1 unless the cache is byte-bounded
+ * @param estimatedBytes the cached entries' total byte estimate (see {@link ObjectCacheSettings};
+ *     without the per-entry floor that makes the entry bound hold), in bytes; -1 unless the cache
+ *     is byte-bounded
  */
 public record ObjectCacheStats(
     long hits,

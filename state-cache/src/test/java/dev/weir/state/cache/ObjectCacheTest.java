@@ -432,10 +432,17 @@ class ObjectCacheTest {
     assertThat(cache.stats().estimatedBytes()).isEqualTo(-1);
     cache.close();
     storage.close();
-    store = open(backend, ObjectCacheSettings.bounded(100_000, 1L << 20)); // a floor of 11 bytes
+    store = open(backend, ObjectCacheSettings.bounded(100, 1L << 20)); // each entry weighs at least 10,486
     store.put(b("k"), 1L, coder);
-    // 128 bytes of bookkeeping + the 1-byte key + the store's initial mean value size (64)
+    // 128 bytes of bookkeeping + the 1-byte key + the store's initial mean value size (64); no floor
     assertThat(cache.stats().estimatedBytes()).isEqualTo(ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + 1 + 64);
+    cache.flush(); // encoded: one byte, weighed again only if it moved by more than 64 bytes
+    store.put(b("p1"), 2L, coder);
+    store.put(b("p2"), 3L, coder);
+    store.deletePrefix(b("p"));
+    assertThat(cache.stats().estimatedBytes()).isEqualTo(ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + 1 + 64);
+    cache.evictAll();
+    assertThat(cache.stats().estimatedBytes()).isZero();
     assertThatThrownBy(() -> ObjectCacheSettings.bounded(10, 0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maximumBytes");
   }
