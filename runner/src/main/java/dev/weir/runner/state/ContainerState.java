@@ -20,11 +20,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The state of one container (one run-loop thread): one {@link StateStorage} of the configured
  * backend, one {@link ObjectCache} of {@code --objectCacheSize} entries and
- * {@code --objectCacheBytes} in front of it, and one cached store that every keyed operator of the container's tasks shares, plus one raw store of
- * event-time timer indexes ({@link #timerStore()}, see {@link TimerIndex}) committed with it.
- * Operators are told apart by 4-byte prefixes handed out by {@link #newOperatorPrefix()} in open
- * order, so the same job reopened over the same directory finds its cells and timers again;
- * {@link CellLayout} lays out every key under those prefixes.
+ * {@code --objectCacheBytes} in front of it, and one cached store that every keyed operator of the
+ * container's tasks shares, plus one raw store of event-time timer indexes ({@link #timerStore()},
+ * see {@link TimerIndex}) committed with it. Operators are told apart by 4-byte prefixes handed
+ * out by {@link #newOperatorPrefix()} in open order, so the same job reopened over the same
+ * directory finds its cells and timers again; {@link CellLayout} lays out every key under those
+ * prefixes.
  *
  * <p>Commits: operators call {@link #requestCommit()} when they finish a bundle that wrote state;
  * the container calls {@link #commitIfRequested()} once per run-loop iteration, so that several
