@@ -48,9 +48,10 @@ import org.slf4j.LoggerFactory;
  * directories. Each process translates the pipeline itself, so its sources split the same way.
  *
  * <p>State with {@code --stateBackend=rocksdb}: Samza stores with Kafka changelogs
- * ({@link SamzaStageTaskFactory}). At start the final Samza config is logged (INFO). Not yet
- * (issue 15): deduplication of messages a restarted task sends again (its
- * source splits resume at their checkpointed positions, see runner's BeamSourceSystemFactory),
+ * ({@link SamzaStageTaskFactory}). At start the final Samza config is logged (INFO). Source splits
+ * resume at their checkpointed positions (runner's BeamSourceSystemFactory) and what a source
+ * stage sends again after a restart is dropped downstream by sequence number
+ * ({@link MessageSequences}). Not yet (issue 15): deduplication of what other stages send again,
  * ZooKeeper coordination.
  *
  * <p>Threading: stateless; {@link #run} may be called from any thread, once per job.

@@ -28,8 +28,9 @@ import org.apache.samza.storage.kv.KeyValueStore;
  * store {@code s} is {@code [len(s)][utf8(s)][k]} (one length byte, names up to 255 bytes), so a
  * logical store's keys sort together and in their own unsigned order (Samza's RocksDB store uses
  * RocksDB's bytewise comparator). Reserved logical stores (names starting {@code __weir}): the
- * commit record ({@link ByteKeys#encodeCommitRecord}: sequence and caller metadata) and the names
- * of the logical stores. They live in the same store, so the changelog restores them with the state.
+ * commit record ({@link ByteKeys#encodeCommitRecord}: sequence and caller metadata), the names
+ * of the logical stores and the task's message sequence numbers ({@link #sequenceStore()}). They
+ * live in the same store, so the changelog restores them with the state.
  *
  * <p>Commit: writes go straight into the Samza store (and its changelog producer); there is no
  * staging here and {@link #commit} only writes the commit record. Durability is samza-core's: at a
@@ -44,6 +45,7 @@ import org.apache.samza.storage.kv.KeyValueStore;
 final class SamzaKvStorage implements StateStorage {
   private static final String COMMIT_STORE = "__weir.commit";
   private static final String NAMES_STORE = "__weir.names";
+  private static final String SEQUENCES_STORE = "__weir.sequences";
   private static final byte[] COMMIT_KEY = {0};
   private static final byte[] PRESENT = {1};
 
@@ -52,6 +54,7 @@ final class SamzaKvStorage implements StateStorage {
   private final Set<String> names = new LinkedHashSet<>();
   private final Store commitStore;
   private final Store namesStore;
+  private final Store sequencesStore;
   private ByteKeys.CommitRecord committed;
   private boolean closed;
 
@@ -64,6 +67,7 @@ final class SamzaKvStorage implements StateStorage {
     this.kv = Objects.requireNonNull(kv, "kv");
     this.commitStore = new Store(COMMIT_STORE);
     this.namesStore = new Store(NAMES_STORE);
+    this.sequencesStore = new Store(SEQUENCES_STORE);
     byte[] record = commitStore.get(COMMIT_KEY);
     this.committed = record == null ? ByteKeys.CommitRecord.NONE : ByteKeys.decodeCommitRecord(record);
     try (StoreIterator<byte[], byte[]> it = namesStore.all()) {
@@ -86,6 +90,15 @@ final class SamzaKvStorage implements StateStorage {
       }
     }
     return store;
+  }
+
+  /**
+   * The reserved logical store of the task's message sequence numbers ({@link MessageSequences}):
+   * in the same Samza store as the state, so samza-core checkpoints and restores them with it.
+   */
+  SortedByteStore sequenceStore() {
+    checkOpen();
+    return sequencesStore;
   }
 
   @Override

@@ -20,10 +20,23 @@ import org.apache.samza.serializers.Serde;
  * samza-core applies it to the stream ({@code streams.<id>.samza.msg.serde}); serializable, as
  * Samza's descriptors store serde instances in the job config.
  *
- * <p>Format (big-endian), the first byte is the kind:
+ * <p>Format (big-endian), the first byte is the kind (it doubles as the format's version: a new
+ * field gets a new kind, and the older kinds stay readable):
  * <ul>
  *   <li>{@value #ELEMENT}: then the element encoded with the stream's full {@code WindowedValue}
- *       coder (value, timestamp, windows, pane);
+ *       coder (value, timestamp, windows, pane). An element without a sequence number: written by
+ *       tasks that do not number their output (see {@link SamzaStageTaskFactory}) and by Weir
+ *       before sequence numbers existed; decoded to the {@code WindowedValue}, which a consumer
+ *       always takes (at-least-once: never dropped as a replay);
+ *   <li>{@value #SEQUENCED_ELEMENT}: then the producer task's partition index ({@code int}), the
+ *       element's sequence number ({@code long}, from 1) and the element as for
+ *       {@value #ELEMENT}; decoded to a {@link SequencedElement}. The consumer drops it if the
+ *       number is not above the highest it took from that producer ({@link MessageSequences}).
+ *       Exactly once only if a restarted producer sends the same elements in the same order to
+ *       each partition as before its restart: true for a source stage re-reading a split from its
+ *       checkpointed position (e.g. one Kafka partition) through deterministic DoFns; a stage with
+ *       several inputs (a shuffle's many producers, a Flatten, side inputs) interleaves them
+ *       differently after a restart, so such stages send {@value #ELEMENT};
  *   <li>{@value #WATERMARK}: then the producer's partition index ({@code int}), the watermark in
  *       epoch ms ({@code long}) and the producer's task name (modified UTF-8);
  *   <li>{@value #END_OF_STREAM}: then the producer's partition index ({@code int}) and task name.
@@ -43,6 +56,8 @@ public final class WeirMessageSerde implements Serde<Object>, Serializable {
   public static final byte WATERMARK = 1;
   /** Kind byte of a producer's end of stream. */
   public static final byte END_OF_STREAM = 2;
+  /** Kind byte of an element with its producer's sequence number ({@link SequencedElement}). */
+  public static final byte SEQUENCED_ELEMENT = 3;
 
   private final String stream;
   private final Coder<WindowedValue<?>> coder;
@@ -58,7 +73,8 @@ public final class WeirMessageSerde implements Serde<Object>, Serializable {
   }
 
   /**
-   * Encodes an element, watermark or end of stream (see the class comment).
+   * Encodes an element (a {@code WindowedValue} or a {@link SequencedElement}), watermark or end of stream (see
+   * the class comment).
    *
    * @throws IllegalArgumentException for any other message
    * @throws IllegalStateException if the coder cannot encode the element
@@ -75,6 +91,15 @@ public final class WeirMessageSerde implements Serde<Object>, Serializable {
         } catch (RuntimeException e) { // e.g. a window the window coder cannot take
           throw new IllegalStateException("cannot encode an element of stream " + stream + " with " + coder, e);
         }
+      } else if (message instanceof SequencedElement sequenced) {
+        out.writeByte(SEQUENCED_ELEMENT);
+        out.writeInt(sequenced.producer());
+        out.writeLong(sequenced.sequence());
+        try {
+          coder.encode(sequenced.element(), out);
+        } catch (RuntimeException e) {
+          throw new IllegalStateException("cannot encode an element of stream " + stream + " with " + coder, e);
+        }
       } else if (message instanceof ProducerWatermark watermark) {
         out.writeByte(WATERMARK);
         out.writeInt(watermark.producer());
@@ -85,8 +110,8 @@ public final class WeirMessageSerde implements Serde<Object>, Serializable {
         out.writeInt(end.producer());
         out.writeUTF(end.getTaskName());
       } else {
-        throw new IllegalArgumentException("stream " + stream + " carries Beam WindowedValues and Weir's "
-            + "ProducerWatermark and ProducerEndOfStream, not " + (message == null ? "null" : message.getClass().getName()));
+        throw new IllegalArgumentException("stream " + stream + " carries Beam WindowedValues, SequencedElements "
+            + "and Weir's ProducerWatermark and ProducerEndOfStream, not " + (message == null ? "null" : message.getClass().getName()));
       }
       out.flush();
     } catch (IOException e) {
@@ -119,6 +144,22 @@ public final class WeirMessageSerde implements Serde<Object>, Serializable {
                 + " (" + bytes.length + " bytes)", e);
           }
         }
+        case SEQUENCED_ELEMENT -> {
+          int producer = in.readInt();
+          long sequence = in.readLong();
+          if (producer < 0 || sequence < 1) {
+            throw corrupt("its producer is " + producer + " and its sequence " + sequence
+                + " (allowed: producer >= 0, sequence >= 1)", bytes);
+          }
+          WindowedValue<?> element;
+          try {
+            element = coder.decode(in);
+          } catch (IOException | RuntimeException e) {
+            throw new IllegalStateException("cannot decode an element of stream " + stream + " with " + coder
+                + " (" + bytes.length + " bytes)", e);
+          }
+          message = new SequencedElement(producer, sequence, element);
+        }
         case WATERMARK -> {
           int producer = in.readInt();
           long timestampMs = in.readLong();
@@ -129,7 +170,7 @@ public final class WeirMessageSerde implements Serde<Object>, Serializable {
           message = new ProducerEndOfStream(producer, in.readUTF());
         }
         default -> throw corrupt("its kind byte is " + bytes[0] + " (allowed: " + ELEMENT + " element, " + WATERMARK
-            + " watermark, " + END_OF_STREAM + " end of stream)", bytes);
+            + " watermark, " + END_OF_STREAM + " end of stream, " + SEQUENCED_ELEMENT + " sequenced element)", bytes);
       }
     } catch (IOException e) {
       throw corrupt("it is truncated (" + e.getClass().getSimpleName() + ")", bytes);

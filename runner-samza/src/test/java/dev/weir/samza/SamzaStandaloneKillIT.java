@@ -32,36 +32,59 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Samza RocksDB stores with Kafka changelogs), 4 per process. Then:
  *
  * <ol>
- *   <li>the first part of the input (4 x 600 records over 20 keys) is counted; process 1 is killed
- *       (SIGKILL), the second part is written while it is down, and it is started again with the same processor id and its
- *       store directory kept: samza-core restores its stores from the local files and the
- *       changelog's tail, and its tasks resume from their checkpointed input offsets;
- *   <li>the third part is written and process 2 is killed while it counts, its whole local state
- *       directory (Samza's stores) is deleted, and it is started again: the changelog alone
- *       restores its stores (its checkpoints are in the Kafka checkpoint topic, so its counting
- *       tasks resume mid-stream, and a state that was not restored would count less than the
- *       input); then the fourth part is written,
- *       so that the last counts of process 2's keys are computed on the restored state.
+ *   <li>the first part of the input (4 x 600 records over 20 keys) is counted; {@value #SETTLE_MS}
+ *       ms later (several commits, {@code task.commit.ms=500}) process 1 is killed (SIGKILL), the
+ *       second part is written while it is down, and it is started again with the same processor
+ *       id and its store directory kept: samza-core restores its stores from the local files and
+ *       the changelog's tail, its counting tasks resume their shuffle inputs and its source tasks
+ *       their Kafka splits at the checkpointed offsets (a split's offset is its KafkaIO checkpoint
+ *       mark, see runner's {@code BeamSourceSystemFactory});
+ *   <li>the third part is written over about 3 s; once some of it is counted, and
+ *       {@value #KILL_AFTER_CHECKPOINT_MS} ms after a checkpoint of process 2's source tasks (so
+ *       between two of their checkpoints, while they read and send), process 2 is killed mid-run,
+ *       its whole local state directory (Samza's stores) is deleted, and it is started again: the
+ *       changelog alone restores its stores (its checkpoints are in the Kafka checkpoint topic, so
+ *       its tasks resume mid-stream, and a state that was not restored would count less than the
+ *       input); its source tasks send again what they had sent after their last checkpoint, and
+ *       the counting tasks (on all three processes) drop those elements by their sequence numbers
+ *       ({@code MessageSequences}); then the fourth part is written, so that the last counts of
+ *       process 2's keys are computed on the restored state.
  * </ol>
  *
  * After each phase the final per-key counts (the last {@code key=count} line per key) must equal
- * the input's exactly. The job counts distinct source positions per key (see
- * {@link StandaloneCountMain}), which makes at-least-once delivery after a restart idempotent (source splits resume at their
- * checkpointed positions, but what a task sent after its last checkpoint is sent again):
- * "nothing lost or doubled in state" is checked as counts equal to the input, never above it.
+ * the input's exactly, and no count may ever exceed the input's. The job counts every record (a
+ * plain per-key count, no deduplication in the job, see {@link StandaloneCountMain}): a source
+ * task that re-read its split from the start would double every count of its partitions, a replay
+ * not dropped would count its records twice, a lost state would count less. The test prints how
+ * many replayed elements the counting tasks dropped (their log lines
+ * {@code stage-1-pN dropped K replayed element(s)}): 108 and 55 in two runs of this version; 0 and
+ * 56 in two runs before the kill waited for a checkpoint (0: the kill followed a checkpoint that
+ * covered every send). With the consumer's check disabled, the same test fails: a count goes above
+ * the input's (125 for 120 records).
  *
  * <p>The process logs ({@code target/samza-kill-it/<run>/process-N.log}) show what samza-core
  * restored: e.g. after the wipe {@code Stores to be restored in Task: stage-1-p2 are:
- * {weir-state=startingOffset: 0, endingOffset: 143}} and the checkpointed offsets it resumed from.
+ * {weir-state=startingOffset: 0, endingOffset: 43}} and the checkpointed offsets it resumed from.
  *
- * <p>Measured on 2 cores (failsafe, the broker's ~7 s start included): 100 s, 121 s, 125 s and
- * 135 s (in the module's full verify) over four runs.
+ * <p>Measured on 2 cores (failsafe, the broker's ~7 s start included; other builds running): 55-56 s
+ * in four runs alone, 63 s in the module's full verify. Before watermarks to intermediate topics were throttled, the plain count took 213
+ * s here and failed phase 4 in two earlier runs: a KafkaIO source sent ~1,500 watermark messages
+ * per second per shuffle partition and the counting tasks fell ever further behind (see
+ * {@code WatermarkThrottle}).
  */
 class SamzaStandaloneKillIT {
   private static final int PARTITIONS = 6;
   private static final int KEYS = 20;
   private static final int PER_PHASE = 600;
   private static final long PHASE_TIMEOUT_MS = 90_000;
+  /** Wait between matching counts and the first kill: several task commits (task.commit.ms=500). */
+  private static final long SETTLE_MS = 3_000;
+  /** The kill in phase 3 comes this long after a checkpoint of process 2's source tasks (commits every 500 ms). */
+  private static final long KILL_AFTER_CHECKPOINT_MS = 250;
+  /** Phase 3's input is written in this many chunks ... */
+  private static final int SLOW_CHUNKS = 20;
+  /** ... this many ms apart (about 3 s in all), so that process 2 is killed while it counts. */
+  private static final long SLOW_CHUNK_PAUSE_MS = 150;
 
   @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
 
@@ -83,15 +106,23 @@ class SamzaStandaloneKillIT {
       awaitCounts(dir, expected, processes, "phase 1 (three processes)");
 
       // SIGKILL process 1; more input while it is down; restart with its store directory kept
+      Thread.sleep(SETTLE_MS);
       kill(processes[1]);
       write(producer, topic, 1, expected);
       processes[1] = start(1, dir, broker.bootstrapServers(), topic, jobId);
       awaitCounts(dir, expected, processes, "phase 2 (process 1 restarted, store kept)");
 
-      // more input; SIGKILL process 2 while it counts; wipe its stores; restart from the changelog
-      write(producer, topic, 2, expected);
-      Thread.sleep(300);
+      // more input, written over a few seconds; SIGKILL process 2 while it reads and counts it, i.e.
+      // after some of its sends and before its next checkpoint covers them; wipe its stores;
+      // restart from the changelog
+      long before = total(counts(dir));
+      Thread writer = writeSlowly(producer, topic, 2, expected);
+      awaitProgress(dir, before + PER_PHASE / 10, processes, "phase 3 (input flowing)");
+      // between two checkpoints of process 2's source tasks (task.commit.ms=500), while they send
+      awaitCheckpoint(broker.bootstrapServers(), "weir-killit-" + jobId + "-checkpoints", "stage-0-p2", "stage-0-p5");
+      Thread.sleep(KILL_AFTER_CHECKPOINT_MS);
       kill(processes[2]);
+      writer.join();
       Path local = dir.resolve("state-2");
       try (Stream<Path> s = Files.walk(local)) {
         assertThat(s.filter(p -> p.getFileName().toString().equals("samza-logged-stores")))
@@ -103,6 +134,8 @@ class SamzaStandaloneKillIT {
       // already show phase 3's counts if process 2 counted them all before it was killed)
       write(producer, topic, 3, expected);
       awaitCounts(dir, expected, processes, "phase 4 (process 2 restarted, store wiped)");
+      System.out.println("SamzaStandaloneKillIT: replayed elements dropped by sequence number: " + droppedReplays(dir)
+          + "; logs in " + dir);
     } finally {
       for (Process p : processes) {
         if (p != null) {
@@ -133,6 +166,107 @@ class SamzaStandaloneKillIT {
     producer.flush();
   }
 
+  /**
+   * Writes phase {@code phase}'s records as {@link #write} does, but in {@value #SLOW_CHUNKS} chunks
+   * {@value #SLOW_CHUNK_PAUSE_MS} ms apart, on a new thread; {@code expected} is updated at once.
+   */
+  private static Thread writeSlowly(KafkaProducer<String, String> producer, String topic, int phase,
+      Map<String, Long> expected) {
+    for (int i = phase * PER_PHASE; i < (phase + 1) * PER_PHASE; i++) {
+      expected.merge("k" + (i % KEYS), 1L, Long::sum);
+    }
+    Thread writer = new Thread(() -> {
+      int chunk = PER_PHASE / SLOW_CHUNKS;
+      try {
+        for (int c = 0; c < SLOW_CHUNKS; c++) {
+          for (int i = phase * PER_PHASE + c * chunk; i < phase * PER_PHASE + (c + 1) * chunk; i++) {
+            producer.send(new ProducerRecord<>(topic, i % PARTITIONS, "k" + (i % KEYS), "v" + i));
+          }
+          producer.flush();
+          Thread.sleep(SLOW_CHUNK_PAUSE_MS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "kill-it-writer");
+    writer.start();
+    return writer;
+  }
+
+  /** Waits for the next checkpoint (on samza-core's checkpoint topic) of one of {@code tasks}. */
+  private static void awaitCheckpoint(String bootstrap, String checkpointTopic, String... tasks) {
+    org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(checkpointTopic, 0);
+    try (org.apache.kafka.clients.consumer.KafkaConsumer<String, String> consumer =
+        new org.apache.kafka.clients.consumer.KafkaConsumer<>(
+            Map.of(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+            new org.apache.kafka.common.serialization.StringDeserializer(),
+            new org.apache.kafka.common.serialization.StringDeserializer())) {
+      consumer.assign(List.of(tp));
+      consumer.seekToEnd(List.of(tp));
+      consumer.position(tp);
+      long deadline = System.currentTimeMillis() + PHASE_TIMEOUT_MS;
+      while (System.currentTimeMillis() < deadline) {
+        for (org.apache.kafka.clients.consumer.ConsumerRecord<String, String> r
+            : consumer.poll(java.time.Duration.ofMillis(20))) {
+          if (List.of(tasks).contains(r.key())) {
+            return;
+          }
+        }
+      }
+    }
+    throw new AssertionError("no checkpoint of " + List.of(tasks) + " on " + checkpointTopic);
+  }
+
+  private static long total(Map<String, Long> counts) {
+    return counts.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** Waits until the counts sum to at least {@code total} (never above the input's per key). */
+  private static void awaitProgress(Path dir, long total, Process[] processes, String phase) throws Exception {
+    long deadline = System.currentTimeMillis() + PHASE_TIMEOUT_MS;
+    while (System.currentTimeMillis() < deadline) {
+      if (total(counts(dir)) >= total) {
+        return;
+      }
+      checkAlive(dir, processes, phase);
+      Thread.sleep(50);
+    }
+    throw new AssertionError(phase + ": the counts did not reach a total of " + total + "; logs in " + dir);
+  }
+
+  private static void checkAlive(Path dir, Process[] processes, String phase) {
+    for (int i = 0; i < processes.length; i++) {
+      if (!processes[i].isAlive()) {
+        throw new AssertionError(phase + ": process " + i + " ended with " + processes[i].exitValue()
+            + "; see " + dir.resolve("process-" + i + ".log"));
+      }
+    }
+  }
+
+  /** Replayed elements the counting tasks dropped, from their log lines (the last count per task and process run). */
+  private static long droppedReplays(Path dir) throws IOException {
+    Map<String, Long> lastPerTask = new TreeMap<>();
+    java.util.regex.Pattern line = java.util.regex.Pattern.compile(
+        "(stage-\\d+-p\\d+) dropped (\\d+) replayed element");
+    for (int i = 0; i < 3; i++) {
+      Path log = dir.resolve("process-" + i + ".log");
+      if (!Files.exists(log)) {
+        continue;
+      }
+      int run = 0;
+      for (String l : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+        if (l.startsWith("Container PID")) {
+          run++;
+        }
+        java.util.regex.Matcher m = line.matcher(l);
+        if (m.find()) {
+          lastPerTask.put(i + "/" + run + "/" + m.group(1), Long.parseLong(m.group(2)));
+        }
+      }
+    }
+    return lastPerTask.values().stream().mapToLong(Long::longValue).sum();
+  }
+
   private static Process start(int processor, Path dir, String bootstrap, String topic, String jobId)
       throws IOException {
     List<String> command = new ArrayList<>(List.of(
@@ -142,6 +276,8 @@ class SamzaStandaloneKillIT {
         // what samza-core restored and from which checkpoint, in the process logs
         "-Dorg.slf4j.simpleLogger.log.org.apache.samza.storage.TransactionalStateTaskRestoreManager=info",
         "-Dorg.slf4j.simpleLogger.log.org.apache.samza.checkpoint.OffsetManager=info",
+        // replays dropped by sequence number
+        "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SamzaStageTaskFactory=info",
         "-cp", System.getProperty("java.class.path"),
         StandaloneCountMain.class.getName(),
         dir.resolve("out-" + processor + ".txt").toString(), bootstrap, topic,
@@ -193,12 +329,7 @@ class SamzaStandaloneKillIT {
       if (counts.equals(expected)) {
         return;
       }
-      for (int i = 0; i < processes.length; i++) {
-        if (!processes[i].isAlive()) {
-          throw new AssertionError(phase + ": process " + i + " ended with " + processes[i].exitValue()
-              + "; see " + dir.resolve("process-" + i + ".log"));
-        }
-      }
+      checkAlive(dir, processes, phase);
       for (Map.Entry<String, Long> e : counts.entrySet()) {
         assertThat(e.getValue()).as(phase + ": count of " + e.getKey() + " (never above the input's)")
             .isLessThanOrEqualTo(expected.getOrDefault(e.getKey(), 0L));

@@ -42,6 +42,50 @@ class WeirMessageSerdeTest {
   }
 
   @Test
+  void sequencedElement_roundTripsWithProducerAndSequence() {
+    IntervalWindow window = new IntervalWindow(new Instant(0), new Instant(10));
+    WindowedValue<KV<String, Long>> element = WindowedValues.of(KV.of("k", 7L), new Instant(5), window,
+        PaneInfo.NO_FIRING);
+    byte[] bytes = SERDE.toBytes(new SequencedElement(4, 1L << 40, element));
+    assertThat(bytes[0]).isEqualTo(WeirMessageSerde.SEQUENCED_ELEMENT);
+    SequencedElement decoded = (SequencedElement) SERDE.fromBytes(bytes);
+    assertThat(decoded.producer()).isEqualTo(4);
+    assertThat(decoded.sequence()).isEqualTo(1L << 40);
+    assertThat(decoded.element().getValue()).isEqualTo(KV.of("k", 7L));
+    assertThat(decoded.element().getTimestamp()).isEqualTo(new Instant(5));
+    assertThat(new java.util.ArrayList<Object>(decoded.element().getWindows())).containsExactly(window);
+    // the same element bytes follow the 13-byte header as in an unnumbered element
+    byte[] plain = SERDE.toBytes(element);
+    assertThat(Arrays.copyOfRange(bytes, 13, bytes.length)).isEqualTo(Arrays.copyOfRange(plain, 1, plain.length));
+  }
+
+  @Test
+  void unnumberedElement_ofTheOlderFormat_isReadAsAPlainWindowedValue() {
+    // kind 0 is what Weir wrote before sequence numbers (and what non-numbering tasks write): a
+    // consumer takes it as it is, never as a replay
+    WindowedValue<KV<String, Long>> element = WindowedValues.of(KV.of("old", 1L), new Instant(5),
+        new IntervalWindow(new Instant(0), new Instant(10)), PaneInfo.NO_FIRING);
+    byte[] bytes = SERDE.toBytes(element);
+    assertThat(bytes[0]).isEqualTo(WeirMessageSerde.ELEMENT);
+    assertThat(SERDE.fromBytes(bytes)).isInstanceOf(WindowedValue.class);
+  }
+
+  @Test
+  void sequencedElement_withANegativeProducerOrASequenceBelowOne_isCorrupt() {
+    WindowedValue<KV<String, Long>> element = WindowedValues.of(KV.of("k", 7L), new Instant(5),
+        new IntervalWindow(new Instant(0), new Instant(10)), PaneInfo.NO_FIRING);
+    byte[] bytes = SERDE.toBytes(new SequencedElement(0, 1, element));
+    byte[] zeroSequence = bytes.clone();
+    zeroSequence[12] = 0; // sequence 1 -> 0
+    assertThatThrownBy(() -> SERDE.fromBytes(zeroSequence))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("its producer is 0 and its sequence 0 (allowed: producer >= 0, sequence >= 1)");
+    assertThatThrownBy(() -> SERDE.fromBytes(Arrays.copyOf(bytes, 9)))
+        .hasMessageContaining("it is truncated");
+    assertThatThrownBy(() -> new SequencedElement(-1, 1, element)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void watermark_roundTripsWithProducerAndTaskName() {
     ProducerWatermark decoded =
         (ProducerWatermark) SERDE.fromBytes(SERDE.toBytes(new ProducerWatermark(-5L, 3, "stage-1-p3")));
@@ -81,7 +125,7 @@ class WeirMessageSerdeTest {
     assertThatThrownBy(() -> SERDE.fromBytes(new byte[] {9, 1, 2}))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("corrupt message on Weir stream s0-shuffle-GroupByKey: its kind byte is 9 (allowed: 0 element, "
-            + "1 watermark, 2 end of stream); length 3 bytes");
+            + "1 watermark, 2 end of stream, 3 sequenced element); length 3 bytes");
   }
 
   @Test
