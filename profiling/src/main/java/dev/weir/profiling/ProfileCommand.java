@@ -53,7 +53,7 @@ public final class ProfileCommand implements Callable<Integer> {
         description = "CPU sampling interval in ms of CPU time (default: ${DEFAULT-VALUE})")
     double intervalMs;
 
-    @Option(names = "--alloc-kib", paramLabel = "KIB", defaultValue = "512",
+    @Option(names = "--alloc-kib", paramLabel = "KIB", defaultValue = "2048",
         description = "Allocation sampling interval in KiB (0: no allocation profile; default: ${DEFAULT-VALUE})")
     long allocKib;
 

@@ -68,7 +68,7 @@ class ProfileSummaryTest {
   @Test
   void settings_buildTheAgentArguments() {
     ProfileSettings s = ProfileSettings.defaults(CpuEngine.CTIMER, java.nio.file.Path.of("/tmp/x.jfr"));
-    assertThat(s.startArguments()).isEqualTo("start,event=ctimer,interval=10000000,alloc=524288,jfr,file=/tmp/x.jfr");
+    assertThat(s.startArguments()).isEqualTo("start,event=ctimer,interval=10000000,alloc=2097152,jfr,file=/tmp/x.jfr");
     assertThat(s.agentOption(java.nio.file.Path.of("/lib/libasyncProfiler.so")))
         .startsWith("-agentpath:/lib/libasyncProfiler.so=start,event=ctimer");
   }
