@@ -67,8 +67,10 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
   void setStateDirectory(String stateDirectory);
 
   @Description("Maximum number of decoded state values the object cache keeps per container "
-      + "(entries), at least 1; see also --objectCacheBytes. Evicted dirty values are written back to the backend.")
-  @Default.Long(100_000L)
+      + "(entries), at least 1; see also --objectCacheBytes. Evicted dirty values are written back to the backend. "
+      + "Larger is not faster: values that outlive a young collection cost the GC more than a RocksDB read "
+      + "(runner/BENCHMARKS.md, issue 14 item 8).")
+  @Default.Long(10_000L)
   long getObjectCacheSize();
 
   void setObjectCacheSize(long objectCacheSize);
@@ -78,8 +80,8 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
       + "An entry counts as its encoded size when it was last read from or written back to the backend "
       + "(never written back: its store's mean), plus its key and 128 bytes of bookkeeping, and at least "
       + "objectCacheBytes/objectCacheSize. Decoded objects usually take 2-4x their encoded size on the heap. "
-      + "Default: 64 MiB (67108864).")
-  @Default.Long(64L << 20)
+      + "Default: 32 MiB (33554432).")
+  @Default.Long(32L << 20)
   long getObjectCacheBytes();
 
   void setObjectCacheBytes(long objectCacheBytes);
