@@ -34,7 +34,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * as on Beam's Direct runner (the reference, run alongside). Before issue 17's fix, with a source
  * read in one container (a bounded read of an unbounded source) the writer of the other container
  * finished first and its teardown closed the shared producer under the still-running writer, whose
- * "MockProducer is already closed" became the job's cause. No broker: about 8 s.
+ * "MockProducer is already closed" became the job's cause. Direct itself tears a failed DoFn
+ * instance down before it reports the failure, so its runs may end with that closed-producer error
+ * instead; the reference accepts it, Weir's runs do not. No broker: about 8 s.
  */
 class KafkaSinkErrorPipelineTest {
 
@@ -109,6 +111,13 @@ class KafkaSinkErrorPipelineTest {
         catchThrowableOfType(() -> p.run().waitUntilFinish(), Pipeline.PipelineExecutionException.class);
     PRODUCERS.remove(key);
     assertThat(e).isNotNull();
+    if (runner.equals("direct") && e.getCause() instanceof IllegalStateException closed) {
+      // Direct's own race, not Weir's: it tears a failed DoFn instance down before it reports the
+      // failure, so another thread's writer may fail on the closed producer first (about 1 run in
+      // 200 under load). Weir reports the first failure before any teardown.
+      assertThat(closed).hasMessage("MockProducer is already closed.");
+      return;
+    }
     assertThat(e.getCause()).isInstanceOf(IOException.class);
     assertThat(e.getCause().getCause()).isInstanceOf(InjectedErrorException.class)
         .hasMessageStartingWith("Injected Error #");
