@@ -44,6 +44,8 @@ class ObjectCacheModelTest {
   private static final StringUtf8Coder CODER = StringUtf8Coder.of();
 
   @TempDir Path dir;
+  /** Where {@code verifyCheckpoint} writes its checkpoints (deleted with the test, unlike siblings of dir). */
+  @TempDir Path checkpoints;
 
   static Stream<Arguments> configurations() {
     long fixed = Long.getLong("weir.model.seed", 20261121L);
@@ -232,7 +234,7 @@ class ObjectCacheModelTest {
     /** A checkpoint taken right after the commit holds exactly the committed model and mark. */
     void verifyCheckpoint(int step) {
       log("checkpoint");
-      Path target = dir.resolveSibling(dir.getFileName() + "-checkpoint-" + step);
+      Path target = checkpoints.resolve("checkpoint-" + step);
       storage.checkpointTo(target);
       try (StateStorage restored = RocksDbStorage.open(target, RocksDbSettings.defaults())) {
         ObjectCache restoredCache = new ObjectCache(restored, ObjectCacheSettings.maximumEntries(10));

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.samza.checkpoint.CheckpointId;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.CompressionType;
@@ -24,7 +25,17 @@ import org.rocksdb.CompressionType;
 /** RocksDB-specific behaviour: atomic commit, restore on reopen, lock and corruption errors. */
 class RocksDbStorageTest {
 
-  @TempDir Path dir;
+  /**
+   * Holds the storage directory and every checkpoint beside it (checkpoint targets and the store's
+   * own {@code <dir>.checkpoints}), so that JUnit deletes them all with the test.
+   */
+  @TempDir Path root;
+  Path dir;
+
+  @BeforeEach
+  void createStorageDirectory() throws java.io.IOException {
+    dir = Files.createDirectories(root.resolve("db"));
+  }
 
   private RocksDbStorage open() {
     return RocksDbStorage.open(dir, RocksDbSettings.defaults());
@@ -56,7 +67,7 @@ class RocksDbStorageTest {
 
   @Test
   void checkpointTo_keepsTheLastCommit_whileTheWorkingStorageMovesOn() {
-    Path checkpoint = dir.resolveSibling(dir.getFileName() + "-checkpoint");
+    Path checkpoint = root.resolve("checkpoint");
     try (RocksDbStorage storage = open()) {
       storage.store("counts").put(b("a"), b("1"));
       storage.commit(Map.of("mark", b("7")));
@@ -77,7 +88,7 @@ class RocksDbStorageTest {
   void withoutTheWriteAheadLog_checkpointsAndACleanCloseStillHoldEveryCommit() {
     RocksDbSettings noWal = RocksDbSettings.defaults().withWriteAheadLog(false);
     assertThat(noWal.syncCommits()).isFalse();
-    Path checkpoint = dir.resolveSibling(dir.getFileName() + "-nowal-checkpoint");
+    Path checkpoint = root.resolve("nowal-checkpoint");
     try (RocksDbStorage storage = RocksDbStorage.open(dir, noWal)) {
       storage.store("counts").put(b("a"), b("1"));
       storage.store("timers").put(b("t"), b("5"));
@@ -101,7 +112,7 @@ class RocksDbStorageTest {
   @Test
   void directWrites_areReadAtOnce_stageNothing_andACheckpointAfterACommitHoldsThemAll() {
     RocksDbSettings direct = RocksDbSettings.defaults().withWriteAheadLog(false).withStagedWrites(false);
-    Path checkpoint = dir.resolveSibling(dir.getFileName() + "-direct-checkpoint");
+    Path checkpoint = root.resolve("direct-checkpoint");
     try (RocksDbStorage storage = RocksDbStorage.open(dir, direct)) {
       SortedByteStore counts = storage.store("counts");
       counts.put(b("a"), b("1"));
@@ -135,10 +146,10 @@ class RocksDbStorageTest {
 
   @Test
   void checkpointTo_refusesStagedWrites_andAnExistingTarget() throws Exception {
-    Path existing = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-existing"));
+    Path existing = Files.createDirectories(root.resolve("existing"));
     try (RocksDbStorage storage = open()) {
       storage.store("counts").put(b("a"), b("1"));
-      assertThatThrownBy(() -> storage.checkpointTo(dir.resolveSibling("never")))
+      assertThatThrownBy(() -> storage.checkpointTo(root.resolve("never")))
           .isInstanceOf(IllegalStateException.class).hasMessageContaining("commit first");
       storage.commit(Map.of());
       assertThatThrownBy(() -> storage.checkpointTo(existing))
