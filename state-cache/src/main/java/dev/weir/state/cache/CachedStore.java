@@ -161,9 +161,18 @@ public final class CachedStore {
         owner.cache.put(key, entry); // may evict it again at once: then it is deferred again, or EVICTED if clean
       }
       if (entry == null || entry.state == State.EVICTED) {
-        // No live entry: insert one; whether the store holds the key is unknown, so assume it does.
+        // No live entry: insert one. The filter of stored keys says whether the store may hold the
+        // key; a write without a read first (runners-core writes a new window's hold, trigger bits
+        // and timer slots blind) is thus known to be new, so its later delete needs no tombstone.
+        boolean mayBeStored = stored.mightContain(key.hashCode());
+        if (value == null && !mayBeStored) {
+          // A delete of a key the store cannot hold: remember the absence, write nothing.
+          owner.elidedDeletes++;
+          owner.cache.put(key, new CacheEntry(key, null, null, State.CLEAN, false, owner.epoch));
+          return;
+        }
         // Mark it dirty before the put, which may evict it at once (into the deferred map).
-        entry = new CacheEntry(key, value, coder, State.DIRTY, true, owner.epoch);
+        entry = new CacheEntry(key, value, coder, State.DIRTY, mayBeStored, owner.epoch);
         markedDirty(entry);
         owner.cache.put(key, entry);
         return;

@@ -180,6 +180,31 @@ class ObjectCacheTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
+  void blindWritesAndDeletes_ofKeysNeverStored_reachTheStoreNever_evenThroughEviction(Backend backend) {
+    CachedStore store = open(backend, 2);
+    store.put(b("kept"), 1L, coder);
+    cache.flush(); // "kept" is stored: its blind delete below must be written
+    for (int i = 0; i < 50; i++) {
+      StateKey key = store.key(b("window-" + i));
+      store.put(key, (long) i, coder); // no read first, as runners-core writes a new window's cells
+      store.delete(key);
+      store.delete(b("never-" + i)); // a delete of a key nobody wrote
+      store.put(b("other-" + i), 7L, coder); // evicts earlier entries from the two-entry cache
+      cache.safePoint();
+    }
+    store.delete(b("kept"));
+    cache.flush();
+    assertThat(cache.stats().elidedDeletes()).isEqualTo(100);
+    assertThat(cache.stats().evictions()).isPositive();
+    assertThat(coder.encodes).as("one per stored value: kept and the others").hasValue(51);
+    assertThat(store.get(b("window-3"), coder)).isNull();
+    assertThat(store.get(b("other-3"), coder)).isEqualTo(7L);
+    assertThat(store.byteStore().get(b("kept"))).isNull();
+    assertThat(store.byteStore().get(b("window-3"))).isNull();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
   void evict_dirtyEntries_areWrittenBack_neverLost(Backend backend) throws Exception {
     CachedStore store = open(backend, 1);
     for (long i = 0; i < 2000; i++) {
