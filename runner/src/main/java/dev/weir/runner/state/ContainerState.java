@@ -11,7 +11,9 @@ import dev.weir.state.store.rocksdb.RocksDbSettings;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.annotations.Internal;
 import org.slf4j.Logger;
@@ -60,6 +62,8 @@ public final class ContainerState implements AutoCloseable {
   private boolean commitRequested;
   private long commits;
   private boolean closed;
+  /** Write-back buffers outside the object cache, flushed before every commit ({@link #beforeCommit}). */
+  private final List<Runnable> beforeCommit = new ArrayList<>();
 
   /**
    * Opens the storage.
@@ -154,6 +158,21 @@ public final class ContainerState implements AutoCloseable {
     return ByteBuffer.allocate(4).putInt(nextOperator++).array();
   }
 
+  /**
+   * Registers {@code flush} to run before every commit and checkpoint of this state, so that a
+   * write-back buffer kept outside the object cache (the timer indexes' pending writes,
+   * {@link TimerIndex}) is in the storage when it commits. Container thread only.
+   */
+  void beforeCommit(Runnable flush) {
+    beforeCommit.add(flush);
+  }
+
+  private void flushBeforeCommit() {
+    for (Runnable flush : beforeCommit) {
+      flush.run();
+    }
+  }
+
   /** Asks for a commit at the end of the current run-loop iteration. */
   public void requestCommit() {
     commitRequested = true;
@@ -195,6 +214,7 @@ public final class ContainerState implements AutoCloseable {
     all.put("weir.owner", owner.getBytes(StandardCharsets.UTF_8));
     all.put("weir.commit", Long.toString(++commits).getBytes(StandardCharsets.UTF_8));
     long t0 = System.nanoTime();
+    flushBeforeCommit();
     cache.flush();
     long t1 = System.nanoTime();
     storage.commit(all);
@@ -220,6 +240,7 @@ public final class ContainerState implements AutoCloseable {
     Map<String, byte[]> metadata = new LinkedHashMap<>(2);
     metadata.put("weir.owner", owner.getBytes(StandardCharsets.UTF_8));
     metadata.put("weir.commit", Long.toString(++commits).getBytes(StandardCharsets.UTF_8));
+    flushBeforeCommit();
     cache.commit(metadata);
   }
 

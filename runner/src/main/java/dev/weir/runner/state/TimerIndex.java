@@ -9,8 +9,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.LongConsumer;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateNamespaces;
@@ -62,6 +65,21 @@ import org.joda.time.Instant;
  * empty by removing key K, K was its last key, so K becomes the floor; a timer set below the floor
  * while the heap is empty goes into the heap.
  *
+ * <h2>Write-back of the ordered index</h2>
+ *
+ * Writes to the ordered index wait in {@link #pendingWrites} until the container commits
+ * ({@link ContainerState#commit}, {@link ContainerState#checkpoint}), until a refill must scan the
+ * store, or until {@value #MAX_PENDING_WRITES} are waiting. Most event-time timers live and die
+ * between two commits: under merging windows runners-core deletes a window's end-of-window and
+ * garbage-collection timers and sets them for the merged window on every element, and fires most
+ * timers shortly after setting them. Written through, each of those cost a RocksDB insert or
+ * tombstone (4.5% of CPU on Nexmark Q11, runner/BENCHMARKS.md), and the tombstones slowed every
+ * later scan; waiting, a timer set and deleted (or fired) before the next commit costs two map
+ * operations and never reaches the store. Which pending keys the store already holds follows from
+ * the slot index: an ordered key written by {@link #set} is new (the slot named another timestamp,
+ * or none), a key removed is one the slot named, so it is stored unless it is pending itself
+ * ({@link #storedPending} keeps the rare key that was stored, deleted and set again).
+ *
  * <p>Restart: everything is in the store, so a new instance over the same storage (reopened after
  * a commit) with the same prefixes sees every committed timer; {@link #open} reports the output
  * timestamps of the pending timers so that the caller can rebuild its watermark holds.
@@ -80,6 +98,18 @@ final class TimerIndex {
   private final Coder<? extends BoundedWindow> windowCoder;
   private final int heapCapacity;
   private final TreeMap<byte[], Pending> heap = new TreeMap<>(ByteKeys.ORDER);
+  /**
+   * Ordered-index writes not yet applied to the store: key to its value, or to {@link #DELETE} for
+   * a key the store holds. A key set and removed before {@link #flushPendingWrites} is dropped
+   * from the map: nothing to write.
+   */
+  private final TreeMap<byte[], byte[]> pendingWrites = new TreeMap<>(ByteKeys.ORDER);
+  /** Keys in {@link #pendingWrites} with a value that the store also holds (deleted, then set again). */
+  private final TreeSet<byte[]> storedPending = new TreeSet<>(ByteKeys.ORDER);
+  /** The value of a pending delete (compared by identity). */
+  private static final byte[] DELETE = new byte[0];
+  /** Bound of {@link #pendingWrites}: about 150 bytes each, so at most ~5 MB per operator. */
+  static final int MAX_PENDING_WRITES = 32_768;
   private boolean complete;
   /** Lower bound (inclusive) of the timers in the store but not in the heap; null: the index's start. */
   private byte[] floor;
@@ -109,6 +139,7 @@ final class TimerIndex {
     this.windowCoder = windowCoder;
     this.namespaceBytes = new NamespaceMap<>(windowCoder);
     this.heapCapacity = Math.max(1, heapCapacity);
+    state.beforeCommit(this::flushPendingWrites);
   }
 
   /**
@@ -116,6 +147,7 @@ final class TimerIndex {
    * timestamp (epoch ms) to {@code outputHolds} (may be null), then fills the heap. One scan.
    */
   void open(LongConsumer outputHolds) {
+    flushPendingWrites();
     size = 0;
     try (StoreIterator<byte[], byte[]> it = ordered.prefix(indexPrefix)) {
       while (it.hasNext()) {
@@ -165,7 +197,7 @@ final class TimerIndex {
     }
     slots.put(slotKey, new long[] {ts, out}, SlotCoder.INSTANCE);
     byte[] key = orderedKey(keyBytes, ts, timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
-    ordered.put(key, CellLayout.timerIndexValue(out));
+    putOrdered(key, CellLayout.timerIndexValue(out));
     offerToHeap(key, new Pending(keyBytes, timer));
     return old;
   }
@@ -204,7 +236,7 @@ final class TimerIndex {
     }
     byte[] key = heap.firstKey();
     removeFromHeap(key);
-    ordered.delete(key);
+    deleteOrdered(key);
     TimerData t = first.data();
     slots.delete(slotKey(first.keyBytes(), t.getNamespace(), t.getTimerId(), t.getTimerFamilyId()));
     size--;
@@ -212,8 +244,65 @@ final class TimerIndex {
   }
 
   private void removeOrdered(byte[] key) {
-    ordered.delete(key);
+    deleteOrdered(key);
     removeFromHeap(key);
+  }
+
+  /** Sets {@code key} in the ordered index; {@link #set} writes only keys the slot did not name. */
+  private void putOrdered(byte[] key, byte[] value) {
+    byte[] before = pendingWrites.put(key, value);
+    if (before == DELETE) {
+      storedPending.add(key); // stored, deleted, set again: a later delete must reach the store
+    }
+    if (pendingWrites.size() > MAX_PENDING_WRITES) {
+      flushPendingWrites();
+    }
+  }
+
+  /** Deletes {@code key}, which the slot index named, from the ordered index. */
+  private void deleteOrdered(byte[] key) {
+    byte[] before = pendingWrites.get(key);
+    if (before == null) {
+      pendingWrites.put(key, DELETE); // not pending, named by its slot: the store holds it
+    } else if (before != DELETE) {
+      if (storedPending.remove(key)) {
+        pendingWrites.put(key, DELETE);
+      } else {
+        pendingWrites.remove(key); // set since the last flush and never stored: nothing to write
+      }
+    }
+    if (pendingWrites.size() > MAX_PENDING_WRITES) {
+      flushPendingWrites();
+    }
+  }
+
+  /**
+   * Applies the pending ordered-index writes to the store (one batch of puts, one of deletes).
+   * Called before every commit of the container's state, before scanning the store, and when
+   * {@value #MAX_PENDING_WRITES} are waiting.
+   */
+  void flushPendingWrites() {
+    if (pendingWrites.isEmpty()) {
+      return;
+    }
+    List<Entry<byte[], byte[]>> puts = new ArrayList<>(pendingWrites.size());
+    List<byte[]> deletes = new ArrayList<>();
+    for (Map.Entry<byte[], byte[]> w : pendingWrites.entrySet()) {
+      if (w.getValue() == DELETE) {
+        deletes.add(w.getKey());
+      } else {
+        puts.add(new Entry<>(w.getKey(), w.getValue()));
+      }
+    }
+    pendingWrites.clear();
+    storedPending.clear();
+    ordered.putAll(puts);
+    ordered.deleteAll(deletes);
+  }
+
+  /** Number of ordered-index writes waiting for {@link #flushPendingWrites} (for tests). */
+  int pendingWrites() {
+    return pendingWrites.size();
   }
 
   /** Removes {@code key} from the heap; if that empties it, {@code key} was its last and becomes the floor. */
@@ -239,6 +328,7 @@ final class TimerIndex {
 
   /** Loads the earliest {@code heapCapacity} timers from the store, scanning from the floor. */
   private void refill() {
+    flushPendingWrites(); // the scan reads the store
     int loaded = 0;
     try (StoreIterator<byte[], byte[]> it = floor == null ? ordered.prefix(indexPrefix) : ordered.range(floor, indexEnd)) {
       while (loaded < heapCapacity && it.hasNext()) {

@@ -114,7 +114,62 @@ class TimerIndexTest {
         assertThat(fired).isSorted();
         assertThat(model.values()).as("due but not fired at step %d", step).allMatch(ts -> ts >= wm);
         assertThat(index.size()).isEqualTo(model.size());
+        if (random.nextInt(8) == 0) {
+          state.commit();
+          assertThat(index.pendingWrites()).isZero();
+          assertThat(storedTimers(state)).as("the store after the commit at step %d", step).isEqualTo(model);
+        }
       }
     }
+  }
+
+  /**
+   * Timers set and deleted, moved, or fired between two commits never reach the store; what the
+   * commit writes is exactly the pending timers, including one that was stored, deleted and set
+   * again at the same timestamp and then deleted (its tombstone must be written).
+   */
+  @Test
+  void orderedIndexWrites_waitForTheCommit_andTimersThatDieBeforeItNeverReachTheStore() {
+    try (ContainerState state = ContainerState.inMemory(64)) {
+      TimerIndex index = new TimerIndex(state, GlobalWindow.Coder.INSTANCE, 4);
+      index.open(null);
+      byte[] key = {1};
+      index.set(key, timer("stored", 100));
+      index.set(key, timer("resurrected", 200));
+      state.commit();
+      assertThat(storedTimers(state)).containsOnlyKeys("1/stored", "1/resurrected");
+
+      for (long ts = 300; ts < 400; ts++) {
+        index.set(key, timer("moving", ts)); // a session's garbage-collection timer, moved per element
+      }
+      index.set(key, timer("short-lived", 150));
+      index.delete(key, StateNamespaces.global(), "short-lived", "");
+      index.set(key, timer("fired", 50));
+      assertThat(index.pollBefore(60).data().getTimerId()).isEqualTo("fired");
+      index.set(key, timer("stored", 110)); // moved: the stored key's tombstone is pending
+      index.set(key, timer("resurrected", 210));
+      index.set(key, timer("resurrected", 200)); // back to its stored key
+      index.delete(key, StateNamespaces.global(), "resurrected", "");
+      assertThat(storedTimers(state)).as("nothing written before the commit")
+          .containsOnlyKeys("1/stored", "1/resurrected");
+      assertThat(index.pendingWrites()).isEqualTo(4); // stored@100 deleted, stored@110, moving@399, resurrected@200 deleted
+
+      state.commit();
+      assertThat(storedTimers(state)).isEqualTo(Map.of("1/stored", 110L, "1/moving", 399L));
+      assertThat(index.size()).isEqualTo(2);
+    }
+  }
+
+  /** The timers in the container's timer store, as "key/id" to timestamp (one index per state). */
+  private static Map<String, Long> storedTimers(ContainerState state) {
+    int prefixLength = CellLayout.timerPrefix(new byte[4]).length;
+    Map<String, Long> stored = new java.util.TreeMap<>();
+    try (var it = state.timerStore().all()) {
+      while (it.hasNext()) {
+        CellLayout.TimerKey k = CellLayout.decodeTimerIndexKey(it.next().getKey(), prefixLength);
+        assertThat(stored.put(k.keyBytes()[0] + "/" + k.timerId(), k.timestampMs())).isNull();
+      }
+    }
+    return stored;
   }
 }
