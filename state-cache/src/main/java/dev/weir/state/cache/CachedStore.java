@@ -107,12 +107,14 @@ public final class CachedStore {
       return value;
     }
     owner.misses++;
-    byte[] found = null;
-    if (stored.mightContain(key.hashCode())) {
-      found = bytes.get(key.bytes);
-    } else {
-      owner.absentByFilter++; // never written: no store lookup
+    if (!stored.mightContain(key.hashCode())) {
+      // Never written: absent without a store lookup, and not cached either. The probe costs less
+      // than a cache entry, which a merging-window job would insert and evict for nearly every
+      // element (runners-core reads each new proto-window's cells once; runner/BENCHMARKS.md).
+      owner.absentByFilter++;
+      return null;
     }
+    byte[] found = bytes.get(key.bytes);
     V value = found == null ? null : decode(key.bytes, found, coder);
     CacheEntry loaded = new CacheEntry(key, value, coder, State.CLEAN, value != null, owner.epoch);
     if (found != null) {
@@ -166,9 +168,7 @@ public final class CachedStore {
         // and timer slots blind) is thus known to be new, so its later delete needs no tombstone.
         boolean mayBeStored = stored.mightContain(key.hashCode());
         if (value == null && !mayBeStored) {
-          // A delete of a key the store cannot hold: remember the absence, write nothing.
-          owner.elidedDeletes++;
-          owner.cache.put(key, new CacheEntry(key, null, null, State.CLEAN, false, owner.epoch));
+          owner.elidedDeletes++; // a delete of a key neither cached nor stored: nothing to do
           return;
         }
         // Mark it dirty before the put, which may evict it at once (into the deferred map).

@@ -85,11 +85,20 @@ class ObjectCacheTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
-  void get_missingKey_cachesAbsence(Backend backend) {
+  void get_missingKey_cachesAbsenceOnlyWhenTheStoreWasAsked(Backend backend) {
     CachedStore store = open(backend, 100);
     assertThat(store.get(b("nothing"), coder)).isNull();
     assertThat(store.get(b("nothing"), coder)).isNull();
-    assertThat(cache.stats().misses()).isEqualTo(1);
+    assertThat(cache.stats().absentByFilter()).as("never written: answered by the filter each time").isEqualTo(2);
+    assertThat(cache.stats().hits()).isZero();
+    store.put(b("gone"), 1L, coder);
+    cache.flush();
+    store.delete(b("gone"));
+    cache.flush();
+    cache.evictAll();
+    assertThat(store.get(b("gone"), coder)).isNull(); // once stored: the store answers, the absence is cached
+    assertThat(store.get(b("gone"), coder)).isNull();
+    assertThat(cache.stats().misses()).isEqualTo(3);
     assertThat(cache.stats().hits()).isEqualTo(1);
   }
 
