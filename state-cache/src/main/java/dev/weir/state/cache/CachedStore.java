@@ -188,12 +188,21 @@ public final class CachedStore {
       entry.coder = coder;
     }
     if (value == null && !entry.inStore) {
-      // A delete of a key the store does not hold: nothing to write, now or later.
+      // A delete of a key the store does not hold: nothing to write, now or later. The entry
+      // leaves the cache at once: left there, such dead cells (a merged-away session's
+      // accumulator, hold and timer slots: several per element under merging windows) would take
+      // the place of live ones until evicted. Reads of the key are answered by the filter of
+      // stored keys, or by the store on a false positive.
       if (entry.state == State.DIRTY) {
-        entry.state = State.CLEAN; // its stale dirty-list slot is skipped by the flush
         dirtyLive--;
         owner.elidedDeletes++;
       }
+      entry.state = State.EVICTED; // its stale dirty-list slot, if any, is skipped by the flush
+      entry.value = null;
+      if (owner.cache.asMap().remove(key, entry)) {
+        owner.removed(entry);
+      }
+      return;
     } else if (entry.state != State.DIRTY) {
       entry.state = State.DIRTY;
       markedDirty(entry);
