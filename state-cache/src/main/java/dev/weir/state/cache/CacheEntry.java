@@ -26,7 +26,7 @@ final class CacheEntry {
    * Whether the byte store may hold a value for this key. False only when known: the entry was
    * loaded by a miss that found nothing, written without a read while the filter of stored keys
    * ruled the key out, or its last write-back was a delete. A delete of an entry
-   * whose store holds nothing needs no tombstone: the entry just becomes CLEAN and absent. State
+   * whose store holds nothing needs no tombstone: the entry just leaves the cache. State
    * that lives and dies between two commits (a window's cells, a merged-away session) therefore
    * never reaches the byte store at all.
    */

@@ -29,18 +29,19 @@ import java.util.Objects;
  * <h2>Entry states</h2>
  *
  * Each entry ({@link CacheEntry}) is CLEAN (equal to the byte store; a null value caches "absent",
- * so repeated reads of a missing key do not hit RocksDB), DIRTY (a put or a delete, the latter a
- * tombstone, not yet written to the byte store) or EVICTED (gone from the cache).
+ * so repeated reads of a key the store was asked for and lacks do not hit RocksDB again), DIRTY (a
+ * put or a delete, the latter a tombstone, not yet written to the byte store) or EVICTED (gone
+ * from the cache).
  *
  * <ul>
- *   <li><b>Read hit</b>: return the object, no decoding. <b>Miss</b>: read the bytes, decode once
- *       with the caller's coder, cache as CLEAN.
+ *   <li><b>Read hit</b>: return the object, no decoding. <b>Miss</b>: if the store's filter of
+ *       stored keys ({@link StoredKeyFilter}) rules the key out, answer "absent" and cache nothing;
+ *       else read the bytes, decode once with the caller's coder, cache as CLEAN.
  *   <li><b>Write or delete</b>: cache the object (or tombstone) as DIRTY and append the entry to its
  *       store's dirty list; nothing is encoded. A delete of a key the byte store is known not to
- *       hold (it was loaded absent, or its last write-back was a delete) makes the entry CLEAN
- *       and absent instead: a
- *       cell created and cleared between two write-backs never costs the store a put or a
- *       tombstone.
+ *       hold (it was loaded absent, written while the filter ruled it out, or its last write-back
+ *       was a delete) drops the entry from the cache instead: a cell created and cleared between
+ *       two write-backs never costs the store a put or a tombstone, nor a live cell its place.
  *   <li><b>Flush</b> (and {@link #commit}): walk each store's dirty list, encode every entry still
  *       DIRTY, write them to the byte store in one {@code putAll}/{@code deleteAll}, mark them CLEAN.
  *   <li><b>Eviction</b>: Caffeine's synchronous eviction listener runs inside the removal; a DIRTY
