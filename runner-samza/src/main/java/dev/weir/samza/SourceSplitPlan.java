@@ -42,10 +42,13 @@ import org.slf4j.LoggerFactory;
  * the first record wins), because Kafka is the one service every process of a Samza job already
  * reaches, on any machine, and it keeps the plan as long as the job's checkpoints; or a file the
  * user names ({@value #PLAN_FILE_CONFIG}, {@link FileSplitPlanStore}) for users who stage a plan on
- * a shared filesystem. The idea of shipping serialized sources to every worker is Beam's: its
- * Samza and Flink runners serialize the split {@code Source} objects into the job config / the
- * job graph with Java serialization (Beam's {@link SerializableUtils}), as here; Samza's own
- * {@code JobModel} is likewise computed once by a leader and read by every processor.
+ * a shared filesystem. Ideas: Beam's Flink runner splits a source once, on the client, and ships
+ * the Java-serialized split objects to every worker in the job graph, as here (Beam's removed Samza
+ * runner put the unsplit source, Base64 Java serialization, into the config and split it again in
+ * every container's {@code SystemAdmin}, so it relied on a deterministic {@code split()}, the
+ * problem this class removes); samza-core's ZooKeeper coordinator likewise has one leader compute
+ * the {@code JobModel} and publish it for every processor to read, rather than each computing its
+ * own.
  *
  * <p>Envelope (version {@value #VERSION}), big-endian: magic {@code 0x5753504C} ("WSPL"), version
  * (int), job name (UTF), who wrote it (UTF), when (long, ms since the epoch), payload length (int,
