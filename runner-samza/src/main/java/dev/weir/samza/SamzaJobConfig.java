@@ -26,7 +26,9 @@ import java.util.UUID;
  * <p>User keys read here: {@value #USER_BOOTSTRAP_SERVERS} (required), {@value #USER_TIMEOUT_MS}
  * (Kafka client time-out, ms, default 30000), {@value #USER_TOPIC_PREFIX} (default {@code weir}),
  * {@value #USER_REPLICATION} (default 1), {@value #USER_DELETE_TOPICS} (delete the run's topics when
- * a job ends normally, default true) and Kafka client settings under {@value #USER_CLIENT_PREFIX}.
+ * a job ends normally, default true), Kafka client settings under {@value #USER_CLIENT_PREFIX}, and
+ * {@value SourceSplitPlan#PLAN_FILE_CONFIG} (a source split plan file; without it a SAMZA_STANDALONE
+ * job keeps its plan on the topic {@code <prefix>-<job>-<job.id>-plan}, see {@link SourceSplitPlan}).
  *
  * <p>Threading: immutable once built.
  */
