@@ -37,8 +37,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * ("the first record wins"). The stage-mismatch and version/checksum failures are unit-tested
  * ({@code SourceSplitPlanTest}).
  *
- * <p>Measured on 2 cores (failsafe, the broker's ~7 s start included): 18 s (the failing run
- * before the plan: 12 s).
+ * <p>A second method tests the Kafka plan store itself on the broker: first record wins between
+ * two stores, the topic is compacted, and an empty plan topic beside a checkpoint topic holding
+ * checkpoints (a deleted plan) fails the start instead of planning anew.
+ *
+ * <p>Measured on 2 cores (failsafe, the broker's ~7 s start included): 16-18 s for the class (the
+ * two-process method alone, failing before the plan: 12 s).
  */
 class SamzaSplitPlanIT {
   private static final long N = 20_000;
@@ -104,6 +108,73 @@ class SamzaSplitPlanIT {
         }
       }
     }
+  }
+
+  /**
+   * The Kafka plan store on the real broker: two stores (two processes) that both found the topic
+   * empty both append, and both read the first record; the topic is compacted and keeps both
+   * records; a job whose plan topic is empty but whose checkpoint topic holds checkpoints (its plan
+   * was deleted) fails instead of planning anew.
+   */
+  @Test
+  void kafkaStore_firstRecordWins_andAnEmptyPlanTopicWithCheckpointsFails() throws Exception {
+    KafkaBroker broker = KAFKA.broker();
+    String job = "store" + System.currentTimeMillis();
+    KafkaSettings settings = KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new org.apache.samza.config.MapConfig(
+        Map.of("systems." + SamzaJobConfig.KAFKA_SYSTEM + ".bootstrap.servers", broker.bootstrapServers(),
+            "systems." + SamzaJobConfig.KAFKA_SYSTEM + ".timeout.ms", "10000")));
+    WeirKafkaAdmin admin = new WeirKafkaAdmin(SamzaJobConfig.KAFKA_SYSTEM, settings);
+    try {
+      String checkpoints = "weir-" + job + "-checkpoints";
+      KafkaSplitPlanStore a = new KafkaSplitPlanStore("weir-" + job + "-plan", settings, (short) 1, checkpoints, "p0");
+      KafkaSplitPlanStore b = new KafkaSplitPlanStore("weir-" + job + "-plan", settings, (short) 1, checkpoints, "p1");
+      a.create(admin);
+      b.create(admin); // exists: no error
+      assertThat(a.first()).isNull();
+      assertThat(b.first()).isNull();
+      assertThat(a.progressWithoutPlan()).as("no checkpoint topic yet").isNull();
+      byte[] first = "plan of p0".getBytes(StandardCharsets.UTF_8);
+      a.append(first);
+      b.append("plan of p1".getBytes(StandardCharsets.UTF_8));
+      assertThat(a.first()).isEqualTo(first);
+      assertThat(b.first()).isEqualTo(first);
+      try (var kafka = org.apache.kafka.clients.admin.Admin.create(settings.admin())) {
+        var configs = kafka.describeConfigs(List.of(new org.apache.kafka.common.config.ConfigResource(
+            org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "weir-" + job + "-plan")))
+            .all().get(10, TimeUnit.SECONDS);
+        assertThat(configs.values().iterator().next().get("cleanup.policy").value()).isEqualTo("compact");
+      }
+
+      // the job checkpointed, then its plan topic was deleted (here: a new, empty one)
+      admin.createTopics(Map.of(checkpoints, 1), (short) 1, true);
+      admin.awaitTopics(Map.of(checkpoints, 1));
+      try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(settings.producer())) {
+        producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(checkpoints, 0,
+            "stage-0-p0".getBytes(StandardCharsets.UTF_8), "{}".getBytes(StandardCharsets.UTF_8)))
+            .get(10, TimeUnit.SECONDS);
+      }
+      KafkaSplitPlanStore deleted =
+          new KafkaSplitPlanStore("weir-" + job + "-plan2", settings, (short) 1, checkpoints, "p0");
+      deleted.create(admin);
+      assertThat(deleted.progressWithoutPlan()).contains(checkpoints);
+      SourceSplitPlan mine = SourceSplitPlan.of(planOfOneSource(), job, "p0");
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> SourceSplitPlan.resolve(deleted, mine))
+          .hasMessageContaining("topic weir-" + job + "-plan2 on Kafka at " + broker.bootstrapServers()
+              + " holds no split plan, but its checkpoint topic " + checkpoints + " holds checkpoints");
+      assertThat(deleted.first()).as("nothing published").isNull();
+    } finally {
+      admin.stop();
+    }
+  }
+
+  private static dev.weir.runner.translation.JobPlan planOfOneSource() {
+    dev.weir.runner.WeirPipelineOptions options = org.apache.beam.sdk.options.PipelineOptionsFactory
+        .fromArgs("--parallelism=2").as(dev.weir.runner.WeirPipelineOptions.class);
+    options.setRunner(dev.weir.runner.WeirRunner.class);
+    dev.weir.runner.WeirSettings settings = dev.weir.runner.WeirSettings.from(options);
+    org.apache.beam.sdk.Pipeline p = org.apache.beam.sdk.Pipeline.create(options);
+    p.apply(org.apache.beam.sdk.io.Read.from(new ProcessDependentSource(0, 100)));
+    return dev.weir.runner.WeirRunner.translate(p, settings);
   }
 
   private static Process start(int processor, Path dir, String bootstrap, String jobId) throws IOException {
