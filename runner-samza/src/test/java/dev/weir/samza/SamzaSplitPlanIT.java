@@ -41,7 +41,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * two stores, the topic is compacted, and an empty plan topic beside a checkpoint topic holding
  * checkpoints (a deleted plan) fails the start instead of planning anew.
  *
- * <p>Measured on 2 cores (failsafe, the broker's ~7 s start included): 16-18 s for the class (the
+ * <p>Measured on 2 cores (failsafe, the broker's ~7 s start included): 15-22 s for the class (the
  * two-process method alone, failing before the plan: 12 s).
  */
 class SamzaSplitPlanIT {
