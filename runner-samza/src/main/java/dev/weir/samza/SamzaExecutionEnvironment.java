@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
  * coordinator gives it its share of the tasks ({@link SamzaJobConfig}); every process creates the
  * (same) topics if missing, and none deletes them or its directories at the end, so a process
  * started again with the same {@code processor.id} finds its changelog, checkpoints and store
- * directories. Each process translates the pipeline itself, so its sources split the same way.
+ * directories. Each process translates the pipeline itself, but its source stages read the splits
+ * of the job's one split plan ({@link SourceSplitPlan}), which the first process publishes on the
+ * job's plan topic (or a plan file the user names) and every process, a restarted one too, reads.
  *
  * <p>State with {@code --stateBackend=rocksdb}: Samza stores with Kafka changelogs
  * ({@link SamzaStageTaskFactory}). At start the final Samza config is logged (INFO). Source splits
@@ -93,13 +95,15 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       plan.translationMetrics().forEach(metrics::register);
     }
     String jobId = "weir-samza-" + ProcessHandle.current().pid() + "-" + JOB_IDS.incrementAndGet();
-    WeirJobs.Binding binding =
-        WeirJobs.bind(jobId, plan, new WeirTaskFactory(plan, Map.of(), settings, metrics, JobClock.SYSTEM, null));
+    WeirJobs.Binding binding = null;
     WeirKafkaAdmin admin = null;
     try {
       SamzaJobConfig config = new SamzaJobConfig(plan, settings, jobId);
-      admin = new WeirKafkaAdmin(SamzaJobConfig.KAFKA_SYSTEM,
-          KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(config.config())));
+      KafkaSettings kafka = KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(config.config()));
+      admin = new WeirKafkaAdmin(SamzaJobConfig.KAFKA_SYSTEM, kafka);
+      Map<Integer, SourceSpec> sources = splitPlan(plan, config, kafka, admin);
+      binding = WeirJobs.bind(jobId, plan,
+          new WeirTaskFactory(plan, sources, Map.of(), settings, metrics, JobClock.SYSTEM, null));
       Map<String, Integer> partitions = new LinkedHashMap<>();
       for (StreamPlan stream : plan.streams()) {
         partitions.put(config.topics().get(stream.name()), stream.partitions());
@@ -122,17 +126,54 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       job.watch();
       return WeirPipelineResult.of(job);
     } catch (IOException e) {
-      binding.close();
+      if (binding != null) {
+        binding.close();
+      }
       if (admin != null) {
         admin.stop();
       }
       throw new IllegalStateException("cannot create the checkpoint directory of the Samza job: " + e, e);
     } catch (RuntimeException | Error e) {
-      binding.close();
+      if (binding != null) {
+        binding.close();
+      }
       if (admin != null) {
         admin.stop(); // a run that did not start keeps its topics, as a failed run does
       }
       throw e;
+    }
+  }
+
+  /**
+   * The source splits this process reads, by stage id ({@link SourceSplitPlan}): with a plan file
+   * ({@value SourceSplitPlan#PLAN_FILE_CONFIG}) or SAMZA_STANDALONE's plan topic, the first plan
+   * there (this process's own if there was none); otherwise (SAMZA_LOCAL, one process) this
+   * translation's own splits, through the same check.
+   */
+  private static Map<Integer, SourceSpec> splitPlan(JobPlan plan, SamzaJobConfig config, KafkaSettings kafka,
+      WeirKafkaAdmin admin) {
+    String me = config.standalone() ? "processor " + config.config().get("processor.id") : "SAMZA_LOCAL";
+    SourceSplitPlan mine = SourceSplitPlan.of(plan, config.jobName(),
+        me + " (pid " + ProcessHandle.current().pid() + " on " + hostName() + ")");
+    SplitPlanStore store;
+    if (config.planFile() != null) {
+      store = new FileSplitPlanStore(Path.of(config.planFile()));
+    } else if (config.planTopic() != null) {
+      KafkaSplitPlanStore topic = new KafkaSplitPlanStore(config.planTopic(), kafka, config.replication(),
+          config.checkpointTopic(), me.replace(' ', '-'));
+      topic.create(admin);
+      store = topic;
+    } else {
+      return mine.sourcesFor(plan, config.jobName(), "this process's translation");
+    }
+    return SourceSplitPlan.resolve(store, mine).sourcesFor(plan, config.jobName(), store.describe());
+  }
+
+  private static String hostName() {
+    try {
+      return java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException | SecurityException e) {
+      return "unknown host";
     }
   }
 

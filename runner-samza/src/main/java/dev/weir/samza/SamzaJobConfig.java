@@ -26,7 +26,9 @@ import java.util.UUID;
  * <p>User keys read here: {@value #USER_BOOTSTRAP_SERVERS} (required), {@value #USER_TIMEOUT_MS}
  * (Kafka client time-out, ms, default 30000), {@value #USER_TOPIC_PREFIX} (default {@code weir}),
  * {@value #USER_REPLICATION} (default 1), {@value #USER_DELETE_TOPICS} (delete the run's topics when
- * a job ends normally, default true) and Kafka client settings under {@value #USER_CLIENT_PREFIX}.
+ * a job ends normally, default true), Kafka client settings under {@value #USER_CLIENT_PREFIX}, and
+ * {@value SourceSplitPlan#PLAN_FILE_CONFIG} (a source split plan file; without it a SAMZA_STANDALONE
+ * job keeps its plan on the topic {@code <prefix>-<job>-<job.id>-plan}, see {@link SourceSplitPlan}).
  *
  * <p>Threading: immutable once built.
  */
@@ -71,6 +73,9 @@ final class SamzaJobConfig {
   private final long commitMs;
   private final String checkpointDirectory;
   private final String changelogTopic;
+  private final String planTopic;
+  private final String planFile;
+  private final String checkpointTopic;
 
   /**
    * @param jobId the id under which the job's sources are bound in this JVM ({@link WeirJobs})
@@ -114,6 +119,10 @@ final class SamzaJobConfig {
     for (StreamPlan stream : plan.streams()) {
       topics.put(stream.name(), prefix + "." + jobName + "." + runId + "." + stream.name());
     }
+    // the job's source split plan: a file the user names, else (several processes) a topic of the job
+    String file = user.get(SourceSplitPlan.PLAN_FILE_CONFIG);
+    this.planFile = file == null || file.isBlank() ? null : file.trim();
+    this.planTopic = standalone && planFile == null ? prefix + "-" + jobName + "-" + runId + "-plan" : null;
     Map<String, String> c = new TreeMap<>(user);
     c.put("job.name", jobName);
     c.put("job.id", runId);
@@ -130,6 +139,8 @@ final class SamzaJobConfig {
     } else {
       c.put("task.name.grouper.factory", "org.apache.samza.container.grouper.task.SingleContainerGrouperFactory");
     }
+    this.checkpointTopic = WeirKafkaCheckpointManagerFactory.class.getName().equals(c.get("task.checkpoint.factory"))
+        ? c.get(WeirKafkaCheckpointManagerFactory.TOPIC_CONFIG) : null;
     this.checkpointDirectory = FILE_CHECKPOINTS.equals(c.get("task.checkpoint.factory"))
         ? c.get("task.checkpoint.path") : null;
     if (checkpointDirectory != null
@@ -235,6 +246,24 @@ final class SamzaJobConfig {
   /** The Kafka topic of the state store's changelog (samza-core creates it), or null without Samza stores. */
   String changelogTopic() {
     return changelogTopic;
+  }
+
+  /**
+   * The Kafka topic of the job's source split plan ({@code <prefix>-<job>-<job.id>-plan}): with
+   * SAMZA_STANDALONE unless {@link #planFile()} is set; else null.
+   */
+  String planTopic() {
+    return planTopic;
+  }
+
+  /** The user's split plan file ({@value SourceSplitPlan#PLAN_FILE_CONFIG}), or null. */
+  String planFile() {
+    return planFile;
+  }
+
+  /** The job's checkpoint topic if Weir's Kafka checkpoint manager keeps its checkpoints, else null. */
+  String checkpointTopic() {
+    return checkpointTopic;
   }
 
   /** The directory of samza-core's file checkpoint manager (created before the run), or null. */

@@ -72,6 +72,7 @@ class SamzaJobConfigTest {
     assertThat(config.commitMs()).isEqualTo(500);
     assertThat(config.samzaStores()).isTrue();
     assertThat(config.standalone()).isFalse();
+    assertThat(config.planTopic()).as("one process: no plan topic").isNull();
     assertThat(config.topics()).hasSize(plan.streams().size());
     for (StreamPlan stream : plan.streams()) {
       String topic = config.topics().get(stream.name());
@@ -160,6 +161,10 @@ class SamzaJobConfigTest {
     assertThat(config.standalone()).isTrue();
     assertThat(config.commitMs()).isEqualTo(SamzaJobConfig.DEFAULT_COMMIT_MS);
     assertThat(config.checkpointDirectory()).isNull();
+    // the source split plan: a topic of the job beside its checkpoints
+    assertThat(config.planTopic()).isEqualTo("weir-j-run7-plan");
+    assertThat(config.planFile()).isNull();
+    assertThat(config.checkpointTopic()).isEqualTo("weir-j-run7-checkpoints");
     // samza-core's file checkpoints instead, when the user picks them
     WeirSettings files = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st", "--jobName=J",
         "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,processor.id=0,job.container.count=1,"
@@ -168,6 +173,14 @@ class SamzaJobConfigTest {
     assertThat(fileConfig.checkpointDirectory()).isEqualTo("/tmp/st/samza-j-1/checkpoints");
     assertThat(fileConfig.config()).containsEntry("task.checkpoint.path", "/tmp/st/samza-j-1/checkpoints")
         .containsEntry("task.checkpoint.write.versions", "1");
+    assertThat(fileConfig.checkpointTopic()).isNull();
+    // a plan file the user stages instead of the plan topic
+    WeirSettings planFile = settings("--executionEnvironment=SAMZA_STANDALONE", "--jobName=J",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,processor.id=0,job.container.count=1,"
+            + "weir.source.plan.file=/shared/j.plan");
+    SamzaJobConfig planFileConfig = new SamzaJobConfig(countPlan(planFile), planFile, "job-1");
+    assertThat(planFileConfig.planFile()).isEqualTo("/shared/j.plan");
+    assertThat(planFileConfig.planTopic()).isNull();
     // the same config in another process: the same topics (no random run id)
     assertThat(new SamzaJobConfig(countPlan(settings), settings, "job-2").topics()).isEqualTo(config.topics());
   }

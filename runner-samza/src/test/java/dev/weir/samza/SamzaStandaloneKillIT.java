@@ -62,6 +62,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * covered every send). With the consumer's check disabled, the same test fails: a count goes above
  * the input's (125 for 120 records).
  *
+ * <p>Every process start, the two restarts included, must have used the same source split plan
+ * (its log line names who wrote the plan and when): restarted source tasks resume their
+ * checkpointed positions in the splits of the job's one plan ({@code SourceSplitPlan}).
+ *
  * <p>The process logs ({@code target/samza-kill-it/<run>/process-N.log}) show what samza-core
  * restored: e.g. after the wipe {@code Stores to be restored in Task: stage-1-p2 are:
  * {weir-state=startingOffset: 0, endingOffset: 43}} and the checkpointed offsets it resumed from.
@@ -134,6 +138,8 @@ class SamzaStandaloneKillIT {
       // already show phase 3's counts if process 2 counted them all before it was killed)
       write(producer, topic, 3, expected);
       awaitCounts(dir, expected, processes, "phase 4 (process 2 restarted, store wiped)");
+      assertThat(splitPlans(dir)).as("the split plan of each of the 5 process starts (3, then 2 restarts); logs in "
+          + dir).hasSize(5).containsOnly(splitPlans(dir).get(0));
       System.out.println("SamzaStandaloneKillIT: replayed elements dropped by sequence number: " + droppedReplays(dir)
           + "; logs in " + dir);
     } finally {
@@ -243,6 +249,24 @@ class SamzaStandaloneKillIT {
     }
   }
 
+  /**
+   * Who wrote the split plan each process start used and when (its log line's "written by ... at
+   * ..."): one entry per start; all equal when restarts reuse the job's plan.
+   */
+  private static List<String> splitPlans(Path dir) throws IOException {
+    List<String> plans = new ArrayList<>();
+    java.util.regex.Pattern line = java.util.regex.Pattern.compile("split plan of .* (written by .* at \\S+)");
+    for (int i = 0; i < 3; i++) {
+      for (String l : Files.readAllLines(dir.resolve("process-" + i + ".log"), StandardCharsets.UTF_8)) {
+        java.util.regex.Matcher m = line.matcher(l);
+        if (m.find()) {
+          plans.add(m.group(1));
+        }
+      }
+    }
+    return plans;
+  }
+
   /** Replayed elements the counting tasks dropped, from their log lines (the last count per task and process run). */
   private static long droppedReplays(Path dir) throws IOException {
     Map<String, Long> lastPerTask = new TreeMap<>();
@@ -278,6 +302,8 @@ class SamzaStandaloneKillIT {
         "-Dorg.slf4j.simpleLogger.log.org.apache.samza.checkpoint.OffsetManager=info",
         // replays dropped by sequence number
         "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SamzaStageTaskFactory=info",
+        // the split plan each process (and each restart) read
+        "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SourceSplitPlan=info",
         "-cp", System.getProperty("java.class.path"),
         StandaloneCountMain.class.getName(),
         dir.resolve("out-" + processor + ".txt").toString(), bootstrap, topic,

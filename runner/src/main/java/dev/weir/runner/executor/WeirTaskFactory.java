@@ -5,8 +5,10 @@ import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.NodeSpec;
+import dev.weir.runner.translation.SourceSpec;
 import dev.weir.runner.translation.StagePlan;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,6 +59,8 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
   private final StepMetrics jobMetrics;
   private final JobClock clock;
   private final Quiescence quiescence;
+  /** Source specs replacing the translation's, by stage id (empty unless a shared split plan is read). */
+  private final Map<Integer, SourceSpec> sources;
 
   /**
    * @param plan the job
@@ -68,6 +72,40 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
    */
   public WeirTaskFactory(JobPlan plan, Map<Integer, InProcessStream> streams, WeirSettings settings,
       StepMetrics metrics, JobClock clock, Quiescence quiescence) {
+    this(plan, Map.of(), streams, settings, metrics, clock, quiescence);
+  }
+
+  /**
+   * As {@link #WeirTaskFactory(JobPlan, Map, WeirSettings, StepMetrics, JobClock, Quiescence)}, but
+   * source stages read the splits in {@code sources} (by stage id) instead of the ones this JVM's
+   * translation made: a multi-process Samza job reads the one split plan that all its processes
+   * share ({@code dev.weir.samza.SourceSplitPlan}). A stage not in the map reads its own splits.
+   *
+   * @param sources source specs by stage id; each must have the stage's partition count
+   * @throws IllegalArgumentException naming the stage if a stage in {@code sources} is not a source
+   *     stage of {@code plan} or its spec has another partition count
+   */
+  public WeirTaskFactory(JobPlan plan, Map<Integer, ? extends SourceSpec> sources,
+      Map<Integer, InProcessStream> streams, WeirSettings settings, StepMetrics metrics, JobClock clock,
+      Quiescence quiescence) {
+    Map<Integer, SourceSpec> checked = new HashMap<>();
+    for (StagePlan stage : plan.stages()) {
+      SourceSpec given = sources.get(stage.id());
+      if (given != null) {
+        if (stage.source() == null || given.partitions() != stage.partitions()) {
+          throw new IllegalArgumentException(stage.name() + (stage.source() == null ? " is not a source stage"
+              : " has " + stage.partitions() + " partition(s), the given source " + given.partitions()));
+        }
+        checked.put(stage.id(), given);
+      }
+    }
+    for (Integer id : sources.keySet()) {
+      if (!checked.containsKey(id)) {
+        throw new IllegalArgumentException("the job has no stage " + id + " (stages 0 to " + (plan.stages().size() - 1)
+            + ")");
+      }
+    }
+    this.sources = Map.copyOf(checked);
     for (StagePlan stage : plan.stages()) {
       for (int p = 0; p < stage.partitions(); p++) {
         places.put(JobPlan.taskName(stage, p), new TaskPlace(stage, p));
@@ -124,7 +162,8 @@ public final class WeirTaskFactory implements AsyncStreamTaskFactory {
     if (stage.source() == null || partition < 0 || partition >= stage.partitions()) {
       throw new IllegalArgumentException(stage.name() + " has no source split " + partition);
     }
-    return SourcePartition.create(stage.source(), JobPlan.sourceStreamName(stage), partition,
+    return SourcePartition.create(sources.getOrDefault(stage.id(), stage.source()), JobPlan.sourceStreamName(stage),
+        partition,
         JobPlan.taskName(stage, partition),
         clock, quiescence);
   }

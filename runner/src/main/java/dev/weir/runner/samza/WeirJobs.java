@@ -19,9 +19,10 @@ import org.apache.samza.config.Config;
  *
  * <p>Honest scope: this only works when the Samza container runs in the JVM that translated the
  * job and bound it ({@code WeirTaskApplication.bindSystems()}), e.g. samza-core's
- * {@code LocalApplicationRunner} with one processor. A multi-process deployment needs systems that
- * carry their data across processes: Kafka (or similar) instead of the in-process streams, and the
- * source splits serialized into the config rather than looked up here.
+ * {@code LocalApplicationRunner} with one processor. A multi-process deployment (runner-samza's
+ * SAMZA_STANDALONE) binds its job in every process, with systems that carry data across processes
+ * (Kafka instead of the in-process streams) and a task factory that reads the job's one shared
+ * split plan (runner-samza's {@code SourceSplitPlan}) instead of this JVM's own splits.
  *
  * <p>The embedded executor does not bind its jobs (it reads splits and streams directly), so
  * nothing is registered per job unless a caller binds it.

@@ -1,0 +1,261 @@
+package dev.weir.samza;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.WeirRunner;
+import dev.weir.runner.WeirSettings;
+import dev.weir.runner.executor.WeirTaskFactory;
+import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.time.JobClock;
+import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.SourceSpec;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.io.BoundedSource;
+import org.apache.beam.sdk.io.Read;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.transforms.GroupByKey;
+import org.apache.beam.sdk.transforms.WithKeys;
+import org.apache.beam.sdk.values.TypeDescriptors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The source split plan (no broker): its envelope round trip and what a damaged or foreign
+ * envelope fails with, "first record wins" with two publishers, the check of a plan against this
+ * process's translation, the file store, and the task factory reading the plan's splits.
+ */
+class SourceSplitPlanTest {
+  private static final String WHERE = "topic weir-job-1-plan on Kafka at h:1";
+
+  private static WeirSettings settings(String... args) {
+    WeirPipelineOptions options = PipelineOptionsFactory.fromArgs(args).as(WeirPipelineOptions.class);
+    options.setRunner(WeirRunner.class);
+    return WeirSettings.from(options);
+  }
+
+  /** Reads {@link ProcessDependentSource} [0, 1000) cut with {@code seed}, then a shuffle. */
+  private static JobPlan plan(long seed, int parallelism) {
+    String previous = System.getProperty(ProcessDependentSource.SEED_PROPERTY);
+    System.setProperty(ProcessDependentSource.SEED_PROPERTY, Long.toString(seed));
+    try {
+      WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL", "--parallelism=" + parallelism,
+          "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1");
+      Pipeline p = Pipeline.create(settings.pipelineOptions());
+      p.apply("Read", Read.from(new ProcessDependentSource(0, 1000)))
+          .apply(WithKeys.<Long, Long>of(v -> v % 3).withKeyType(TypeDescriptors.longs()))
+          .apply(GroupByKey.create());
+      return WeirRunner.translate(p, settings);
+    } finally {
+      if (previous == null) {
+        System.clearProperty(ProcessDependentSource.SEED_PROPERTY);
+      } else {
+        System.setProperty(ProcessDependentSource.SEED_PROPERTY, previous);
+      }
+    }
+  }
+
+  private static List<String> splitNames(SourceSpec spec) {
+    List<String> names = new ArrayList<>();
+    for (BoundedSource<?> s : ((SourceSpec.Bounded) spec).splits()) {
+      names.add(s.toString());
+    }
+    return names;
+  }
+
+  @Test
+  void envelope_roundTrip_givesEqualSplitsForTheSameStages() {
+    JobPlan plan = plan(0, 4);
+    SourceSplitPlan mine = SourceSplitPlan.of(plan, "job", "processor 0");
+    SourceSplitPlan read = SourceSplitPlan.decode(mine.encode(), WHERE);
+    assertThat(read.writtenBy()).isEqualTo("processor 0");
+    assertThat(read.stages()).hasSize(1);
+    assertThat(read.stages().get(0).stage()).isZero();
+    assertThat(read.stages().get(0).step()).isEqualTo("Read");
+    Map<Integer, SourceSpec> sources = read.sourcesFor(plan, "job", WHERE);
+    assertThat(sources).containsOnlyKeys(0);
+    assertThat(splitNames(sources.get(0))).isEqualTo(splitNames(plan.stages().get(0).source()))
+        .hasSize(ProcessDependentSource.SPLITS);
+  }
+
+  @Test
+  void anotherProcessesTranslation_readsThePlansSplitsNotItsOwn() {
+    JobPlan first = plan(0, 4);
+    JobPlan other = plan(1, 4);
+    assertThat(splitNames(other.stages().get(0).source())).isNotEqualTo(splitNames(first.stages().get(0).source()));
+    byte[] published = SourceSplitPlan.of(first, "job", "processor 0").encode();
+    Map<Integer, SourceSpec> sources = SourceSplitPlan.decode(published, WHERE).sourcesFor(other, "job", WHERE);
+    assertThat(splitNames(sources.get(0))).isEqualTo(splitNames(first.stages().get(0).source()));
+  }
+
+  @Test
+  void corruptPayload_failsNamingTheStoreAndTheChecksum() {
+    byte[] envelope = SourceSplitPlan.of(plan(0, 4), "job", "p0").encode();
+    envelope[envelope.length - 5] ^= 0x10;
+    assertThatThrownBy(() -> SourceSplitPlan.decode(envelope, WHERE))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("the split plan in " + WHERE + " is corrupt: checksum");
+  }
+
+  @Test
+  void otherVersion_failsNamingBothVersions() {
+    byte[] envelope = SourceSplitPlan.of(plan(0, 4), "job", "p0").encode();
+    ByteBuffer.wrap(envelope).putInt(4, 2);
+    assertThatThrownBy(() -> SourceSplitPlan.decode(envelope, "file /x/plan"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("the split plan in file /x/plan has version 2; this Weir reads version 1 only");
+  }
+
+  @Test
+  void notAPlan_andTruncated_failNamingTheStore() {
+    assertThatThrownBy(() -> SourceSplitPlan.decode("hello world, not a plan".getBytes(), WHERE))
+        .hasMessageContaining("the split plan in " + WHERE + " is not a Weir split plan");
+    byte[] envelope = SourceSplitPlan.of(plan(0, 4), "job", "p0").encode();
+    byte[] cut = java.util.Arrays.copyOf(envelope, envelope.length - 10);
+    assertThatThrownBy(() -> SourceSplitPlan.decode(cut, WHERE))
+        .hasMessageContaining("the split plan in " + WHERE + " is corrupt: its payload has");
+  }
+
+  @Test
+  void stageMismatch_failsNamingTheJobTheStageAndBothCounts() {
+    byte[] published = SourceSplitPlan.of(plan(0, 4), "job", "processor 0").encode();
+    // the test source always cuts 4 splits: a plan published by a process whose translation cut 3
+    JobPlan four = plan(0, 4);
+    SourceSplitPlan three = SourceSplitPlan.decode(threeSplits(four), WHERE);
+    assertThatThrownBy(() -> three.sourcesFor(four, "job", WHERE))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("job job: the split plan in " + WHERE)
+        .hasMessageContaining("stage-0 ('Read') has 3 split(s) in the plan and 4 in this process's translation");
+    assertThatThrownBy(() -> SourceSplitPlan.decode(published, WHERE).sourcesFor(four, "other", WHERE))
+        .hasMessageContaining("job other: the split plan in " + WHERE)
+        .hasMessageContaining("it was made for job job");
+  }
+
+  /** The plan of {@code plan} with its stage 0 cut to 3 splits, encoded. */
+  private static byte[] threeSplits(JobPlan plan) {
+    SourceSplitPlan full = SourceSplitPlan.of(plan, "job", "processor 9");
+    SourceSplitPlan.StageSplits s = full.stages().get(0);
+    SourceSplitPlan.StageSplits cut = new SourceSplitPlan.StageSplits(s.stage(), s.step(), s.unbounded(),
+        new ArrayList<>(s.splits().subList(0, 3)));
+    return full.withStages(List.of(cut)).encode();
+  }
+
+  /** A log in memory whose reads can be held back, to interleave two publishers. */
+  private static class MemoryStore implements SplitPlanStore {
+    final List<byte[]> records = new ArrayList<>();
+    int emptyReadsLeft;
+
+    @Override
+    public byte[] first() {
+      if (emptyReadsLeft > 0) {
+        emptyReadsLeft--;
+        return null; // as if the other publisher's record were not there yet
+      }
+      return records.isEmpty() ? null : records.get(0);
+    }
+
+    @Override
+    public void append(byte[] envelope) {
+      records.add(envelope);
+    }
+
+    @Override
+    public String describe() {
+      return "memory";
+    }
+  }
+
+  @Test
+  void twoPublishers_bothFindingTheStoreEmpty_bothUseTheFirstRecord() {
+    JobPlan plan0 = plan(0, 4);
+    JobPlan plan1 = plan(1, 4);
+    MemoryStore store = new MemoryStore();
+    // publisher 1 finds the store empty, then publisher 0 too, then 0 appends, then 1 appends
+    store.emptyReadsLeft = 1;
+    SourceSplitPlan p0 = SourceSplitPlan.resolve(store, SourceSplitPlan.of(plan0, "job", "processor 0"));
+    SourceSplitPlan p1 = SourceSplitPlan.resolve(new SplitPlanStore() {
+      boolean appended;
+
+      @Override
+      public byte[] first() {
+        return appended ? store.first() : null; // it read before processor 0 appended
+      }
+
+      @Override
+      public void append(byte[] envelope) {
+        store.append(envelope);
+        appended = true;
+      }
+
+      @Override
+      public String describe() {
+        return store.describe();
+      }
+    }, SourceSplitPlan.of(plan1, "job", "processor 1"));
+    assertThat(store.records).hasSize(2);
+    assertThat(p0.writtenBy()).isEqualTo("processor 0");
+    assertThat(p1.writtenBy()).isEqualTo("processor 0");
+    assertThat(splitNames(p1.sourcesFor(plan1, "job", "memory").get(0)))
+        .isEqualTo(splitNames(p0.sourcesFor(plan0, "job", "memory").get(0)))
+        .isEqualTo(splitNames(plan0.stages().get(0).source()));
+    // a restarted process (or a late one) reads the same plan and publishes nothing
+    SourceSplitPlan again = SourceSplitPlan.resolve(store, SourceSplitPlan.of(plan1, "job", "processor 1"));
+    assertThat(again.writtenBy()).isEqualTo("processor 0");
+    assertThat(store.records).hasSize(2);
+  }
+
+  @Test
+  void emptyStoreOfAJobWithCheckpoints_failsInsteadOfPlanningAnew() {
+    MemoryStore store = new MemoryStore() {
+      @Override
+      public String progressWithoutPlan() {
+        return "its checkpoint topic c holds checkpoints";
+      }
+    };
+    assertThatThrownBy(() -> SourceSplitPlan.resolve(store, SourceSplitPlan.of(plan(0, 4), "job", "p0")))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("job job: memory holds no split plan, but its checkpoint topic c holds checkpoints")
+        .hasMessageContaining("new job.id");
+    assertThat(store.records).isEmpty();
+  }
+
+  @Test
+  void fileStore_firstWriterWins_andTheFileIsNeverReplaced(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("plans").resolve("job.plan");
+    FileSplitPlanStore a = new FileSplitPlanStore(file);
+    FileSplitPlanStore b = new FileSplitPlanStore(file);
+    assertThat(a.first()).isNull();
+    byte[] first = SourceSplitPlan.of(plan(0, 4), "job", "processor 0").encode();
+    byte[] second = SourceSplitPlan.of(plan(1, 4), "job", "processor 1").encode();
+    a.append(first);
+    b.append(second);
+    assertThat(b.first()).isEqualTo(first);
+    assertThat(SourceSplitPlan.resolve(b, SourceSplitPlan.decode(second, "x")).writtenBy()).isEqualTo("processor 0");
+    try (var files = Files.list(file.getParent())) {
+      assertThat(files).containsExactly(file); // no temporary file left
+    }
+  }
+
+  @Test
+  void taskFactory_opensThePlansSplit_andRejectsAnotherPartitionCount() {
+    JobPlan plan = plan(1, 4);
+    WeirSettings settings = settings("--parallelism=4");
+    SourceSpec planned = SourceSplitPlan.decode(SourceSplitPlan.of(plan(0, 4), "job", "p0").encode(), WHERE)
+        .sourcesFor(plan, "job", WHERE).get(0);
+    WeirTaskFactory tasks = new WeirTaskFactory(plan, Map.of(0, planned), Map.of(), settings, new StepMetrics(),
+        JobClock.SYSTEM, null);
+    assertThat(tasks.createSourcePartition(plan.stages().get(0), 2)).isNotNull();
+    SourceSpec one = new SourceSpec.Bounded(List.of(new ProcessDependentSource(0, 10)));
+    assertThatThrownBy(() -> new WeirTaskFactory(plan, Map.of(0, one), Map.of(), settings, new StepMetrics(),
+        JobClock.SYSTEM, null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("stage-0 has 4 partition(s), the given source 1");
+  }
+}
