@@ -1,18 +1,15 @@
 package dev.weir.samza;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 
 /**
@@ -63,31 +60,9 @@ final class KafkaSplitPlanStore implements SplitPlanStore {
 
   @Override
   public byte[] first() {
-    ConsumerRecord<byte[], byte[]> first = firstRecord(topic);
-    return first == null ? null : first.value();
-  }
-
-  private ConsumerRecord<byte[], byte[]> firstRecord(String name) {
-    TopicPartition tp = new TopicPartition(name, 0);
-    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings.consumer())) {
-      consumer.assign(List.of(tp));
-      consumer.seekToBeginning(List.of(tp));
-      long end = consumer.endOffsets(List.of(tp)).get(tp);
-      long deadlineNs = System.nanoTime() + settings.timeoutMs() * 1_000_000L;
-      while (consumer.position(tp) < end) {
-        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
-          return r;
-        }
-        if (System.nanoTime() - deadlineNs > 0) {
-          throw new IllegalStateException("reading topic " + name + " on Kafka at " + settings.bootstrapServers()
-              + " took longer than " + settings.timeoutMs() + " ms");
-        }
-      }
-      return null;
-    } catch (org.apache.kafka.common.KafkaException e) {
-      throw new IllegalStateException("cannot read topic " + name + " on Kafka at " + settings.bootstrapServers()
-          + ": " + e, e);
-    }
+    List<byte[]> first = new ArrayList<>(1);
+    SinglePartitionTopic.read(settings, topic, "the split plan topic", r -> !first.add(r.value()));
+    return first.isEmpty() ? null : first.get(0);
   }
 
   @Override

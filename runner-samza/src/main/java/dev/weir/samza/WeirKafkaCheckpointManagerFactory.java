@@ -3,16 +3,12 @@ package dev.weir.samza;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.samza.checkpoint.Checkpoint;
 import org.apache.samza.checkpoint.CheckpointManager;
 import org.apache.samza.checkpoint.CheckpointManagerFactory;
@@ -76,24 +72,12 @@ public final class WeirKafkaCheckpointManagerFactory implements CheckpointManage
       } finally {
         admin.stop();
       }
-      TopicPartition tp = new TopicPartition(topic, 0);
-      try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings.consumer())) {
-        consumer.assign(List.of(tp));
-        consumer.seekToBeginning(List.of(tp));
-        long end = consumer.endOffsets(List.of(tp)).get(tp);
-        long deadlineNs = System.nanoTime() + settings.timeoutMs() * 1_000_000L;
-        while (consumer.position(tp) < end) {
-          if (System.nanoTime() - deadlineNs > 0) {
-            throw new IllegalStateException("reading the checkpoint topic " + topic + " from Kafka at "
-                + settings.bootstrapServers() + " took longer than " + settings.timeoutMs() + " ms");
-          }
-          for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
-            if (r.key() != null) {
-              last.put(new String(r.key(), StandardCharsets.UTF_8), r.value());
-            }
-          }
+      SinglePartitionTopic.read(settings, topic, "the checkpoint topic", r -> {
+        if (r.key() != null) {
+          last.put(new String(r.key(), StandardCharsets.UTF_8), r.value());
         }
-      }
+        return true;
+      });
       producer = new KafkaProducer<>(settings.producer());
     }
 

@@ -249,12 +249,19 @@ public final class ObjectCache implements AutoCloseable {
    * {@link #estimatedBytes} up to date.
    */
   private int weighBytes(CacheEntry e) {
-    long value = e.value == null ? 0 : e.encodedBytes >= 0 ? e.encodedBytes : e.key.store.meanValueBytes();
-    int estimate = (int) Math.min(Integer.MAX_VALUE,
-        ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + (long) e.key.bytes.length + value);
+    int estimate = (int) Math.min(Integer.MAX_VALUE, estimatedBytesOf(e));
     estimatedBytes += estimate - e.weighedBytes;
     e.weighedBytes = estimate;
     return estimate;
+  }
+
+  /**
+   * An entry's byte estimate (see {@link ObjectCacheSettings#bounded}): the fixed overhead, its key,
+   * and its value's size when last decoded or encoded (its store's mean if never; 0 if absent).
+   */
+  private static long estimatedBytesOf(CacheEntry e) {
+    long value = e.value == null ? 0 : e.encodedBytes >= 0 ? e.encodedBytes : e.key.store.meanValueBytes();
+    return ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + (long) e.key.bytes.length + value;
   }
 
   /** Accounts for an entry removed explicitly (not evicted: the eviction listener does not run). */
@@ -269,8 +276,7 @@ public final class ObjectCache implements AutoCloseable {
    * weighed again at the next flush or safe point.
    */
   void resized(CacheEntry entry) {
-    long value = entry.value == null ? 0 : entry.encodedBytes;
-    long estimate = ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + (long) entry.key.bytes.length + value;
+    long estimate = estimatedBytesOf(entry);
     long drift = Math.abs(estimate - entry.weighedBytes);
     if (entry.weighedBytes != 0 && drift > 64 && drift > entry.weighedBytes / 4) {
       resized.add(entry);
