@@ -201,6 +201,8 @@ public final class CachedStore {
       entry.value = null;
       if (owner.cache.asMap().remove(key, entry)) {
         owner.removed(entry);
+      } else {
+        owner.takeDeferred(key); // evicted again by its re-admission above: must not be taken back
       }
       return;
     } else if (entry.state != State.DIRTY) {
