@@ -1,5 +1,6 @@
 package dev.weir.runner.checkpoint;
 
+import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
@@ -11,7 +12,9 @@ import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 
 /**
- * What a checkpoint must agree with to be restored into a job: one line per stage (name,
+ * What a checkpoint must agree with to be restored into a job: the version of the byte format of
+ * its state ({@link ContainerState#CELL_LAYOUT_VERSION}; checkpoints written before the line
+ * existed are version 1, and differ in their first line), one line per stage (name,
  * partitions, inputs), per fused node (kind, PTransform name, consumers), per stream (kind,
  * producers, partitions, key coder) and the number of containers (each container's storage holds
  * the state of the tasks assigned to it, under operator prefixes handed out in open order). Two
@@ -31,6 +34,7 @@ public record PlanFingerprint(List<String> lines) {
   /** The fingerprint of {@code plan} run on {@code containers} containers. */
   public static PlanFingerprint of(JobPlan plan, int containers) {
     List<String> lines = new ArrayList<>();
+    lines.add("state cell layout " + ContainerState.CELL_LAYOUT_VERSION);
     lines.add("containers " + containers);
     for (StagePlan stage : plan.stages()) {
       StringBuilder b = new StringBuilder("stage ").append(stage.name()).append(" x ").append(stage.partitions());

@@ -3,47 +3,71 @@ package dev.weir.runner.state;
 import dev.weir.state.cache.CachedStore;
 import dev.weir.state.cache.StateKey;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.ListCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.state.BagState;
 import org.apache.beam.sdk.state.ReadableState;
 
 /**
- * Beam's {@link BagState}: one cell per element.
+ * Beam's {@link BagState}: elements in chunks of up to {@value #CHUNK_ELEMENTS}, one cell per chunk.
  *
  * <ul>
  *   <li><b>Stores</b> the elements in insertion order, nulls included (e.g. {@code VoidCoder}).
  *   <li><b>Cells</b>: the length in the state's single cell ({@link CellLayout#cell},
- *       {@code VarLongCoder}); element {@code i} under {@link CellLayout#bagElement} (an 8-byte
- *       index), in the element coder, a null element as the coder's null.
- *   <li><b>Writes</b>: {@code add} writes one new element cell and bumps the length, O(1), no
- *       rewrite of the bag; {@code clear} deletes the cells point-wise (cached tombstones, written
- *       back with the next batch).
- *   <li><b>Reads</b> materialise: point reads of the element cells (object-cache hits for recent
- *       elements; no range scan, so no flush of dirty state) into a new list, because
- *       runners-core clears a GroupByKey's bag right after handing its contents downstream.
+ *       {@code VarLongCoder}); element {@code i} in chunk {@code i / }{@value #CHUNK_ELEMENTS}
+ *       under {@link CellLayout#bagChunk} (an 8-byte chunk index), a {@link ListCoder} of the
+ *       element coder. Every chunk but the last is full.
+ *   <li><b>Why chunks</b>: a cell per element made every element of a buffering GroupByKey (Nexmark
+ *       Q4, Q6, Q9, Q14) its own cache entry, each put into Caffeine, evicted, encoded, inserted
+ *       into RocksDB, read back and finally tombstoned on its own; in Q14's profile at 1,000,000
+ *       events that was a third of the CPU (runner/BENCHMARKS.md, issue 14, session 9). A chunk
+ *       pays those costs once per {@value #CHUNK_ELEMENTS} elements; the price is that a partly
+ *       filled chunk evicted and appended to again is decoded and encoded whole.
+ *   <li><b>Writes</b>: {@code add} reads the length, appends to the last chunk in place (it is the
+ *       cached object; see "in place" below) or starts a new one with a blind write, and puts both
+ *       back: O(1) cache operations, no rewrite of the bag; {@code clear} deletes the chunks
+ *       point-wise (a chunk never written back is simply dropped from the cache).
+ *   <li><b>Reads</b> materialise: point reads of the chunks (object-cache hits for recent ones; no
+ *       range scan, so no flush of dirty state) into a new list, because runners-core clears a
+ *       GroupByKey's bag right after handing its contents downstream.
  *   <li><b>Held reads</b>: a read is a list of its own, so later writes never show in it.
+ *   <li><b>In place</b>: the last chunk is changed in place and put again in the same call, so the
+ *       object cache never encodes it half-changed (entries touched since the last safe point are
+ *       not encoded before the next one, see {@code ObjectCache}); no read hands a chunk out.
  * </ul>
  *
  * <p>Threading: confined to the owning task's container thread.
  */
 final class CachedBag<T> extends Cells implements BagState<T> {
+  /**
+   * Elements per chunk. Large enough that per-cell costs (a Caffeine node, a RocksDB key, a
+   * tombstone) vanish per element; small enough that re-encoding a partly filled chunk after an
+   * eviction stays cheap and one chunk stays near the object cache's per-entry byte floor for
+   * Nexmark-sized elements (~100 bytes).
+   */
+  static final int CHUNK_ELEMENTS = 64;
+  /** First capacity of a new chunk: most bags of windowed GroupByKeys hold a few elements. */
+  private static final int FIRST_CAPACITY = 4;
+
   private final CachedStore store;
   private final StateKey lengthCell;
   private final byte[] elements;
-  private final Coder<T> coder;
+  private final Coder<List<T>> chunkCoder;
 
   /**
    * @param lengthCell the state's single cell
    * @param elements the state's elements prefix ({@link CellLayout#elements})
+   * @param coder the element coder
    */
   CachedBag(CachedStore store, StateKey lengthCell, byte[] elements, Coder<T> coder) {
     super(lengthCell.bytes());
     this.store = store;
     this.lengthCell = lengthCell;
     this.elements = elements;
-    this.coder = coder;
+    this.chunkCoder = ListCoder.of(coder);
   }
 
   private long length() {
@@ -51,14 +75,29 @@ final class CachedBag<T> extends Cells implements BagState<T> {
     return n == null ? 0 : n;
   }
 
-  private StateKey element(long index) {
-    return store.key(CellLayout.bagElement(elements, index));
+  private StateKey chunk(long index) {
+    return store.key(CellLayout.bagChunk(elements, index));
   }
 
   @Override
   public void add(T value) {
     long n = length();
-    putNullable(store, element(n), value, coder);
+    StateKey cell = chunk(n / CHUNK_ELEMENTS);
+    List<T> chunk;
+    if (n % CHUNK_ELEMENTS == 0) {
+      chunk = new ArrayList<>(FIRST_CAPACITY);
+    } else {
+      chunk = store.get(cell, chunkCoder);
+      if (chunk == null) {
+        throw new IllegalStateException("bag state " + this + " has length " + n + " but no chunk "
+            + n / CHUNK_ELEMENTS + " in store " + store.name());
+      }
+      if (!(chunk instanceof ArrayList)) {
+        chunk = new ArrayList<>(chunk); // ListCoder decodes to an ArrayList; this is only a guard
+      }
+    }
+    chunk.add(value);
+    store.put(cell, chunk, chunkCoder);
     store.put(lengthCell, n + 1, VarLongCoder.of());
   }
 
@@ -74,8 +113,14 @@ final class CachedBag<T> extends Cells implements BagState<T> {
       return List.of();
     }
     List<T> result = new ArrayList<>((int) Math.min(n, Integer.MAX_VALUE));
-    for (long i = 0; i < n; i++) {
-      result.add(unmask(store.get(element(i), coder)));
+    long chunks = (n + CHUNK_ELEMENTS - 1) / CHUNK_ELEMENTS;
+    for (long c = 0; c < chunks; c++) {
+      List<T> chunk = store.get(chunk(c), chunkCoder);
+      if (chunk == null) {
+        throw new IllegalStateException("bag state " + this + " has length " + n + " but no chunk " + c
+            + " in store " + store.name());
+      }
+      result.addAll(chunk);
     }
     return result;
   }
@@ -88,11 +133,17 @@ final class CachedBag<T> extends Cells implements BagState<T> {
   @Override
   public void clear() {
     long n = length();
-    for (long i = 0; i < n; i++) {
-      store.delete(element(i));
+    long chunks = (n + CHUNK_ELEMENTS - 1) / CHUNK_ELEMENTS;
+    for (long c = 0; c < chunks; c++) {
+      store.delete(chunk(c));
     }
     if (n > 0) {
       store.delete(lengthCell);
     }
+  }
+
+  @Override
+  public String toString() {
+    return "CachedBag " + HexFormat.of().formatHex(elements);
   }
 }

@@ -20,6 +20,13 @@ import java.util.Arrays;
  * unsigned byte order is time order, negative timestamps (before 1970, and Beam's minimum) first.
  * Every key starts with the format version byte, so a later format can live next to this one.
  *
+ * <h2>Versions</h2>
+ *
+ * Version 1 kept a bag's elements one per cell (index {@code i} of the element); version 2 keeps
+ * them in chunks ({@link CachedBag}). {@link ContainerState} writes the version into every
+ * commit's metadata and refuses to open state committed under another one, naming its directory,
+ * and a checkpoint's plan fingerprint carries it too, so old state is never read as new.
+ *
  * <h2>State cells</h2>
  *
  * In the container's object-cached store ({@link ContainerState#STORE}). With {@code k}, {@code n}
@@ -49,7 +56,8 @@ import java.util.Arrays;
  *
  * <pre>
  * state kind      suffix                          cell value
- * bag             index(8), long from 0            element (element coder; null as the coder's null)
+ * bag             chunk index(8), long from 0      up to CachedBag.CHUNK_ELEMENTS elements (ListCoder of
+ *                                                 the element coder: int count, then the elements)
  * map             map key (key coder)              map value (value coder)
  * set             element (element coder)          BooleanCoder true
  * ordered list    ts(8) sortable ms | seq(8)       element (element coder; null as the coder's null)
@@ -98,7 +106,7 @@ import java.util.Arrays;
  */
 final class CellLayout {
   /** The first byte of every key this class builds. */
-  static final byte FORMAT_VERSION = 1;
+  static final byte FORMAT_VERSION = 2;
   /** Kind byte of a state's single cell. */
   static final byte KIND_CELL = 0;
   /** Kind byte before the suffix of a state's element cells. */
@@ -156,8 +164,8 @@ final class CellLayout {
     return k;
   }
 
-  /** {@code elements | index(8)}: the bag element at {@code index} (from 0). */
-  static byte[] bagElement(byte[] elements, long index) {
+  /** {@code elements | index(8)}: the bag chunk at {@code index} (from 0; see {@link CachedBag}). */
+  static byte[] bagChunk(byte[] elements, long index) {
     byte[] k = Arrays.copyOf(elements, elements.length + LONG);
     putLong(k, elements.length, index);
     return k;

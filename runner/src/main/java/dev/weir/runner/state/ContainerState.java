@@ -49,6 +49,14 @@ public final class ContainerState implements AutoCloseable {
   public static final String STORE = "beam-state";
   /** The name of the store of event-time timer indexes. */
   public static final String TIMER_STORE = "beam-timers";
+  /**
+   * The version of the byte format of state cells and timers ({@link CellLayout}) this runner reads
+   * and writes; recorded in every commit's metadata under {@link #LAYOUT_METADATA_KEY} and in every
+   * checkpoint's plan fingerprint.
+   */
+  public static final int CELL_LAYOUT_VERSION = CellLayout.FORMAT_VERSION;
+  /** The commit metadata key of {@link #CELL_LAYOUT_VERSION} (decimal, UTF-8); state committed without it is version 1. */
+  public static final String LAYOUT_METADATA_KEY = "weir.cell-layout";
 
   private final StateStorage storage;
   private final ObjectCache cache;
@@ -104,6 +112,7 @@ public final class ContainerState implements AutoCloseable {
     // the memtables flushed first; the log would write every commit twice, and the staged batch
     // (atomic commits of the directory itself) insert every write twice.
     this.storage = backend.open(directory, RocksDbSettings.defaults().withWriteAheadLog(false).withStagedWrites(false));
+    checkLayout(storage, owner);
     this.cache = new ObjectCache(storage, cacheBounds);
     this.store = cache.store(STORE);
   }
@@ -117,8 +126,41 @@ public final class ContainerState implements AutoCloseable {
     this.owner = owner;
     this.commitAtCheckpoints = commitAtCheckpoints;
     this.storage = storage;
+    checkLayout(storage, owner);
     this.cache = new ObjectCache(storage, cacheBounds);
     this.store = cache.store(STORE);
+  }
+
+  /**
+   * Refuses state committed under another {@link CellLayout} version: read with this version's
+   * keys it would look empty, or decode as garbage. Closes {@code storage} before throwing.
+   *
+   * @throws IllegalStateException naming the storage's directory (or {@code owner} if it has none)
+   *     and both versions
+   */
+  private static void checkLayout(StateStorage storage, String owner) {
+    Map<String, byte[]> committed = storage.committedMetadata();
+    if (committed.isEmpty()) {
+      return; // nothing committed yet: new state
+    }
+    byte[] recorded = committed.get(LAYOUT_METADATA_KEY);
+    String version = recorded == null ? "1" : new String(recorded, StandardCharsets.UTF_8);
+    if (!version.equals(Integer.toString(CELL_LAYOUT_VERSION))) {
+      String where = storage.directory().map(Path::toString).orElse("the state store of " + owner);
+      storage.close();
+      throw new IllegalStateException("The state in " + where + " was written in Weir's state cell layout version "
+          + version + ", but this Weir reads and writes version " + CELL_LAYOUT_VERSION + " (runner/state/CellLayout)"
+          + ". Finish or drain the job with the Weir that started it, or start it fresh (--restoreMode=NONE, or "
+          + "delete that state)");
+    }
+  }
+
+  /** Commit metadata: the owner, the cell layout version, and {@code more}. */
+  private Map<String, byte[]> commitMetadata(Map<String, byte[]> more) {
+    Map<String, byte[]> all = new LinkedHashMap<>(more);
+    all.put("weir.owner", owner.getBytes(StandardCharsets.UTF_8));
+    all.put(LAYOUT_METADATA_KEY, Integer.toString(CELL_LAYOUT_VERSION).getBytes(StandardCharsets.UTF_8));
+    return all;
   }
 
   /** A heap-only container state (memory backend), for tests and stateless setups. */
@@ -191,7 +233,7 @@ public final class ContainerState implements AutoCloseable {
         if (storage.stagedBytes() > STAGED_BYTES_LIMIT) {
           // memory valve: the working store is not what a restore reads (checkpoints are), so an
           // early commit changes nothing a restore sees
-          storage.commit(Map.of("weir.owner", owner.getBytes(StandardCharsets.UTF_8)));
+          storage.commit(commitMetadata(Map.of()));
         }
         return false;
       }
@@ -210,8 +252,7 @@ public final class ContainerState implements AutoCloseable {
    * @throws dev.weir.state.store.StateStoreException naming {@code target} if it cannot be written
    */
   public void checkpoint(Map<String, byte[]> metadata, Path target) {
-    Map<String, byte[]> all = new LinkedHashMap<>(metadata);
-    all.put("weir.owner", owner.getBytes(StandardCharsets.UTF_8));
+    Map<String, byte[]> all = commitMetadata(metadata);
     all.put("weir.commit", Long.toString(++commits).getBytes(StandardCharsets.UTF_8));
     long t0 = System.nanoTime();
     flushBeforeCommit();
@@ -237,8 +278,7 @@ public final class ContainerState implements AutoCloseable {
 
   /** Flushes the object cache and commits the storage atomically. */
   public void commit() {
-    Map<String, byte[]> metadata = new LinkedHashMap<>(2);
-    metadata.put("weir.owner", owner.getBytes(StandardCharsets.UTF_8));
+    Map<String, byte[]> metadata = commitMetadata(Map.of());
     metadata.put("weir.commit", Long.toString(++commits).getBytes(StandardCharsets.UTF_8));
     flushBeforeCommit();
     cache.commit(metadata);

@@ -131,6 +131,42 @@ class CachedStateInternalsTest {
 
   @ParameterizedTest(name = "{0}, cache {1}")
   @MethodSource("setups")
+  void bagChunksKeepOrderAcrossChunkBoundariesEvictionsAndClears(StateBackend backend, long cache) {
+    CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
+    int chunk = CachedBag.CHUNK_ELEMENTS;
+    for (int size : new int[] {chunk - 1, chunk, chunk + 1, 2 * chunk + 3}) {
+      List<Integer> expected = new ArrayList<>();
+      for (int i = 0; i < size; i++) {
+        s.state(W1, BAG).add(i);
+        expected.add(i);
+        state.safePoint();
+        if (i % 17 == 0) {
+          state.cache().evictAll(); // the partly filled chunk is written back and read again
+        }
+        if (i % 29 == 0) {
+          state.commit();
+        }
+      }
+      Iterable<Integer> held = s.state(W1, BAG).read();
+      s.state(W1, BAG).add(-1);
+      assertThat(held).as("a read is not changed by later adds").containsExactlyElementsOf(expected);
+      expected.add(-1);
+      assertThat(s.state(W1, BAG).read()).as("bag of %d", size + 1).containsExactlyElementsOf(expected);
+      s.state(W1, BAG).clear();
+      state.safePoint();
+      state.commit();
+      assertThat(s.state(W1, BAG).read()).isEmpty();
+      assertThat(s.state(W1, BAG).isEmpty().read()).isTrue();
+    }
+    state.cache().evictAll();
+    byte[] prefix = CellLayout.keyPrefix(new byte[] {0, 0, 0, 1}, "k".getBytes());
+    try (var cells = state.storage().store(ContainerState.STORE).prefix(prefix)) {
+      assertThat(cells.hasNext()).as("no cell of a cleared bag is left in the store").isFalse();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}, cache {1}")
+  @MethodSource("setups")
   void anAccumulatorHandedOutIsCopiedBeforeTheNextWrite(StateBackend backend, long cache) {
     CachedStateInternals s = open(backend, cache, "k", new WatermarkHolds());
     s.state(W1, SUM).add(1);

@@ -41,8 +41,8 @@ class CellLayoutTest {
   private static final byte[] KEY = {0x6b};
   private static final byte[] NS = {0x2f};
 
-  /** version 01 | operator 00000007 | len 00000001 | key 6b. */
-  private static final String KEY_PREFIX = "01 00000007 00000001 6b";
+  /** version 02 | operator 00000007 | len 00000001 | key 6b. */
+  private static final String KEY_PREFIX = "02 00000007 00000001 6b";
   /** KEY_PREFIX | len 00000001 | ns 2f | len 00000001 | id 73 ("s"). */
   private static final String BASE_S = KEY_PREFIX + " 00000001 2f 00000001 73";
 
@@ -73,8 +73,8 @@ class CellLayoutTest {
   }
 
   @Test
-  void bagElement_indexAsEightBytes() {
-    assertThat(hex(CellLayout.bagElement(CellLayout.elements(base("s")), 258)))
+  void bagChunk_indexAsEightBytes() {
+    assertThat(hex(CellLayout.bagChunk(CellLayout.elements(base("s")), 258)))
         .isEqualTo(hexOf(BASE_S + " 01 0000000000000102"));
   }
 
@@ -108,10 +108,10 @@ class CellLayoutTest {
   @Test
   void timerIndexKeyAndValue() {
     byte[] prefix = CellLayout.timerPrefix(new byte[] {0, 0, 0, 2});
-    assertThat(hex(prefix)).isEqualTo("0100000002");
+    assertThat(hex(prefix)).isEqualTo("0200000002");
     byte[] key = CellLayout.timerIndexKey(prefix, -1, KEY, NS, bytes("74"), bytes("66"));
     assertThat(hex(key))
-        .isEqualTo(hexOf("01 00000002 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
+        .isEqualTo(hexOf("02 00000002 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
     assertThat(hex(CellLayout.timerIndexValue(5))).isEqualTo("0000000000000005");
   }
 
@@ -119,7 +119,7 @@ class CellLayoutTest {
   void timerSlotKeyAndValue() {
     byte[] prefix = CellLayout.timerPrefix(new byte[] {0, 0, 0, 3});
     assertThat(hex(CellLayout.timerSlotKey(prefix, KEY, NS, bytes("74"), new byte[0])))
-        .isEqualTo(hexOf("01 00000003 00000001 6b 00000001 2f 00000001 74 00000000"));
+        .isEqualTo(hexOf("02 00000003 00000001 6b 00000001 2f 00000001 74 00000000"));
     assertThat(hex(CellLayout.timerSlotValue(-1, 5))).isEqualTo(hexOf("ffffffffffffffff 0000000000000005"));
   }
 
@@ -183,7 +183,7 @@ class CellLayoutTest {
       Map<String, String> expected = new TreeMap<>();
       expected.put(hexOf(ns + " 76 00"), "78"); // value "x"
       expected.put(hexOf(ns + " 62 00"), "01"); // bag length 1
-      expected.put(hexOf(ns + " 62 01 0000000000000000"), "03"); // bag element 0
+      expected.put(hexOf(ns + " 62 01 0000000000000000"), hexOf("00000001 03")); // bag chunk 0: count 1, element 3
       expected.put(hexOf(ns + " 63 00"), "05"); // combining accumulator
       expected.put(hexOf(ns + " 68 00"), "80000000000003e8"); // hold at 1000 ms (InstantCoder)
       expected.put(hexOf(ns + " 6d 01 61"), "01"); // map "a" -> 1
@@ -206,10 +206,10 @@ class CellLayoutTest {
       state.commit();
 
       assertThat(dump(state.timerStore())).isEqualTo(Map.of(
-          hexOf("01 00000000 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"),
+          hexOf("02 00000000 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"),
           "0000000000000005"));
       assertThat(dump(state.storage().store(ContainerState.STORE))).isEqualTo(Map.of(
-          hexOf("01 00000001 00000001 6b 00000001 2f 00000001 74 00000001 66"),
+          hexOf("02 00000001 00000001 6b 00000001 2f 00000001 74 00000001 66"),
           hexOf("ffffffffffffffff 0000000000000005")));
     }
   }
@@ -304,8 +304,8 @@ class CellLayoutTest {
   @Test
   void unknownFormatVersionIsRejected() {
     byte[] key = CellLayout.timerIndexKey(CellLayout.timerPrefix(OPERATOR), 0, KEY, NS, bytes("74"), new byte[0]);
-    key[0] = 2;
+    key[0] = 1;
     assertThatThrownBy(() -> CellLayout.decodeTimerIndexKey(key, 5))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("format version 2");
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("format version 1");
   }
 }
