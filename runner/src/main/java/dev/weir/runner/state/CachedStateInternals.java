@@ -46,7 +46,7 @@ import org.joda.time.Instant;
  *
  * One file each, every one documenting what it stores, its cells, how it reads and what happens
  * to reads it handed out when it is written: {@link CachedValue}, {@link CachedCombining},
- * {@link CachedWatermarkHold} (single cell); {@link CachedBag} (point-read element cells,
+ * {@link CachedWatermarkHold} (single cell); {@link CachedBag} (point-read chunks of elements,
  * materialised reads); {@link CachedMap}, {@link CachedSet}, {@link CachedOrderedList},
  * {@link CachedMultimap} (element cells read by streamed range scans, {@link StreamedRead}).
  *

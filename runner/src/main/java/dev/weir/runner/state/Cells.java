@@ -26,7 +26,8 @@ import org.apache.beam.sdk.util.CoderUtils;
  *
  * <p>Values are cached by reference: state objects never mutate a value after putting it,
  * except combining accumulators, which are put again after every {@code addInput} and copied
- * first if a read handed them out ({@link CachedCombining}).
+ * first if a read handed them out ({@link CachedCombining}), and a bag's last chunk, appended to
+ * and put again in the same call and never handed out ({@link CachedBag}).
  *
  * <p>Threading: confined to the owning task's container thread.
  */
