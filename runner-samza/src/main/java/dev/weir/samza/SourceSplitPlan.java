@@ -55,7 +55,9 @@ import org.slf4j.LoggerFactory;
  * own.
  *
  * <p>Envelope (version {@value #VERSION}), big-endian: magic {@code 0x5753504C} ("WSPL"), version
- * (int), job name (UTF), who wrote it (UTF), when (long, ms since the epoch), payload length (int,
+ * (int), job name (UTF), who wrote it (UTF), when (long, ms since the epoch), the layout of the
+ * planning process's translation (stage count (int), then each stage's partitions (int), by stage
+ * id; version 1 has no layout and is still read, unchecked), payload length (int,
  * bytes), CRC-32C of the payload (int), payload: {@link SerializableUtils#serializeToByteArray}
  * (Java serialization, Snappy-compressed) of the list of {@link StageSplits}. A checksum or version
  * mismatch fails the start naming the store, so a torn or foreign plan is never read as splits.
@@ -67,7 +69,9 @@ final class SourceSplitPlan {
   /** User config key: a plan file shared by all processes instead of the Kafka plan topic. */
   static final String PLAN_FILE_CONFIG = "weir.source.plan.file";
   static final int MAGIC = 0x5753504C;
-  static final int VERSION = 1;
+  static final int VERSION = 2;
+  /** The older envelope, without the layout: still read (its layout is not checked). */
+  static final int VERSION_WITHOUT_LAYOUT = 1;
 
   /**
    * One source stage's splits.
@@ -85,15 +89,22 @@ final class SourceSplitPlan {
   private final String writtenBy;
   private final long writtenAtMs;
   private final List<StageSplits> stages;
+  /** Partitions of every stage of the planning process's translation, by stage id; null if unknown (version 1). */
+  private final int[] layout;
   private final int encodedBytes;
 
-  private SourceSplitPlan(String jobName, String writtenBy, long writtenAtMs, List<StageSplits> stages,
+  private SourceSplitPlan(String jobName, String writtenBy, long writtenAtMs, List<StageSplits> stages, int[] layout,
       int encodedBytes) {
     this.jobName = jobName;
     this.writtenBy = writtenBy;
     this.writtenAtMs = writtenAtMs;
     this.stages = List.copyOf(stages);
+    this.layout = layout;
     this.encodedBytes = encodedBytes;
+  }
+
+  private static int[] layoutOf(JobPlan plan) {
+    return plan.stages().stream().mapToInt(StagePlan::partitions).toArray();
   }
 
   /**
@@ -111,7 +122,7 @@ final class SourceSplitPlan {
         stages.add(new StageSplits(stage.id(), step(stage), true, new ArrayList<>(u.splits())));
       }
     }
-    return new SourceSplitPlan(jobName, writtenBy, System.currentTimeMillis(), stages, -1);
+    return new SourceSplitPlan(jobName, writtenBy, System.currentTimeMillis(), stages, layoutOf(plan), -1);
   }
 
   private static String step(StagePlan stage) {
@@ -120,7 +131,7 @@ final class SourceSplitPlan {
 
   /** This plan with other stages (tests: a plan another translation would have made). */
   SourceSplitPlan withStages(List<StageSplits> other) {
-    return new SourceSplitPlan(jobName, writtenBy, writtenAtMs, other, -1);
+    return new SourceSplitPlan(jobName, writtenBy, writtenAtMs, other, layout, -1);
   }
 
   /** The stages' splits, in plan order. */
@@ -145,6 +156,10 @@ final class SourceSplitPlan {
       out.writeUTF(jobName);
       out.writeUTF(writtenBy);
       out.writeLong(writtenAtMs);
+      out.writeInt(layout.length);
+      for (int partitions : layout) {
+        out.writeInt(partitions);
+      }
       out.writeInt(payload.length);
       out.writeInt((int) crc.getValue());
       out.write(payload);
@@ -169,14 +184,26 @@ final class SourceSplitPlan {
             + Integer.toHexString(magic) + ", not 0x" + Integer.toHexString(MAGIC) + ")");
       }
       int version = in.readInt();
-      if (version != VERSION) {
+      if (version != VERSION && version != VERSION_WITHOUT_LAYOUT) {
         throw new IllegalStateException("the split plan in " + where + " has version " + version + "; this Weir reads "
-            + "version " + VERSION + " only (written by another Weir version: run every process of the job on the "
-            + "same Weir, or start a new job.id)");
+            + "versions " + VERSION_WITHOUT_LAYOUT + " and " + VERSION + " only (written by another Weir version: run "
+            + "every process of the job on the same Weir, or start a new job.id)");
       }
       String job = in.readUTF();
       String by = in.readUTF();
       long atMs = in.readLong();
+      int[] layout = null;
+      if (version == VERSION) {
+        int stageCount = in.readInt();
+        if (stageCount < 0 || stageCount > in.available() / 4) {
+          throw new IllegalStateException("the split plan in " + where + " is corrupt: its layout has " + stageCount
+              + " stage(s)");
+        }
+        layout = new int[stageCount];
+        for (int i = 0; i < stageCount; i++) {
+          layout[i] = in.readInt();
+        }
+      }
       int length = in.readInt();
       int checksum = in.readInt();
       if (length < 0 || length != in.available()) {
@@ -200,7 +227,7 @@ final class SourceSplitPlan {
       }
       @SuppressWarnings("unchecked")
       List<StageSplits> list = (List<StageSplits>) stages;
-      return new SourceSplitPlan(job, by, atMs, list, envelope.length);
+      return new SourceSplitPlan(job, by, atMs, list, layout, envelope.length);
     } catch (IOException e) {
       throw new IllegalStateException("the split plan in " + where + " is truncated (" + envelope.length
           + " byte(s)): " + e, e);
@@ -286,13 +313,15 @@ final class SourceSplitPlan {
 
   /**
    * This plan's source specs for {@code plan}, by stage id, after the checks of {@link #adopt} and
-   * one more: every source stage of {@code plan} has the plan's number of splits (true of a
-   * translation made with {@link Adoption#planned()}).
+   * two more: every source stage of {@code plan} has the plan's number of splits (true of a
+   * translation made with {@link Adoption#planned()}), and every stage has the partitions it had in
+   * the planning process's translation (a shuffle's stage has {@code --parallelism} partitions, so a
+   * process started with another {@code --parallelism} fails here, naming the stage and both counts).
    *
    * @param jobName this process's job name
    * @param where the store the plan came from, for errors
    * @throws IllegalStateException naming the job, the store, the stage and both counts if the plan
-   *     does not match this process's translation
+   *     does not match this process's translation (besides what {@link #adopt} throws)
    */
   Map<Integer, SourceSpec> sourcesFor(JobPlan plan, String jobName, String where) {
     Adoption adoption = adopt(plan, jobName, where);
@@ -303,6 +332,19 @@ final class SourceSplitPlan {
             + "') has " + planned.partitions() + " split(s) in the plan and " + stage.partitions() + " in this "
             + "process's translation; the plan's split counts are used only where the pipeline can be translated "
             + "again with them (WeirRunner)");
+      }
+    }
+    if (layout != null) {
+      int[] here = layoutOf(plan);
+      for (int id = 0; id < Math.max(here.length, layout.length); id++) {
+        if (id >= here.length || id >= layout.length || here[id] != layout[id]) {
+          throw new IllegalStateException(mismatchPrefix(jobName, where) + (id >= here.length || id >= layout.length
+              ? "the plan's job has " + layout.length + " stage(s), this process's translation " + here.length
+              : "stage-" + id + " has " + layout[id] + " partition(s) in the plan's job and " + here[id] + " in this "
+                  + "process's translation")
+              + "; every process of a job must run the same pipeline with the same options (e.g. --parallelism); to "
+              + "plan anew, start a new job.id");
+        }
       }
     }
     return adoption.sources();

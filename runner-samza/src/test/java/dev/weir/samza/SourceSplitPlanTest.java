@@ -124,12 +124,36 @@ class SourceSplitPlanTest {
   }
 
   @Test
+  void versionOneEnvelope_withoutALayout_isStillRead() throws Exception {
+    JobPlan plan = plan(0, 4);
+    SourceSplitPlan mine = SourceSplitPlan.of(plan, "job", "p0");
+    byte[] payload = org.apache.beam.sdk.util.SerializableUtils.serializeToByteArray(new ArrayList<>(mine.stages()));
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    crc.update(payload);
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+      out.writeInt(SourceSplitPlan.MAGIC);
+      out.writeInt(SourceSplitPlan.VERSION_WITHOUT_LAYOUT);
+      out.writeUTF("job");
+      out.writeUTF("p0");
+      out.writeLong(1L);
+      out.writeInt(payload.length);
+      out.writeInt((int) crc.getValue());
+      out.write(payload);
+    }
+    SourceSplitPlan read = SourceSplitPlan.decode(bytes.toByteArray(), WHERE);
+    assertThat(splitNames(read.sourcesFor(plan(1, 4), "job", WHERE).get(0)))
+        .isEqualTo(splitNames(plan.stages().get(0).source()));
+    assertThat(read.sourcesFor(plan(1, 2), "job", WHERE)).as("no layout: another --parallelism is not seen").hasSize(1);
+  }
+
+  @Test
   void otherVersion_failsNamingBothVersions() {
     byte[] envelope = SourceSplitPlan.of(plan(0, 4), "job", "p0").encode();
-    ByteBuffer.wrap(envelope).putInt(4, 2);
+    ByteBuffer.wrap(envelope).putInt(4, 3);
     assertThatThrownBy(() -> SourceSplitPlan.decode(envelope, "file /x/plan"))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("the split plan in file /x/plan has version 2; this Weir reads version 1 only");
+        .hasMessageContaining("the split plan in file /x/plan has version 3; this Weir reads versions 1 and 2 only");
   }
 
   @Test
@@ -188,6 +212,14 @@ class SourceSplitPlanTest {
     WeirTaskFactory tasks = new WeirTaskFactory(again, shared.sourcesFor(again, "job", WHERE), Map.of(),
         here.settings(), new StepMetrics(), JobClock.SYSTEM, null);
     assertThat(tasks.createSourcePartition(again.stages().get(0), 2)).isNotNull();
+
+    // another --parallelism: the source stage is adopted, but the shuffle's stage has 2 partitions, not 4
+    Translated two = translated(1, 4, 2);
+    SourceSplitPlan.Adoption other = shared.adopt(two.plan(), "job", WHERE);
+    JobPlan twoAgain = PipelineTranslator.translate(two.pipeline(), two.settings(), other.planned());
+    assertThatThrownBy(() -> shared.sourcesFor(twoAgain, "job", WHERE))
+        .hasMessageContaining("stage-1 has 4 partition(s) in the plan's job and 2 in this process's translation")
+        .hasMessageContaining("--parallelism");
 
     // the same count: nothing to adopt
     assertThat(SourceSplitPlan.decode(published, WHERE).adopt(translated(2, 3, 4).plan(), "job", WHERE)
