@@ -45,8 +45,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * into 3 where process 0's split into 4: it adopts the plan's 4 (see that method).
  *
  * <p>Measured on 2 cores (failsafe, the broker's ~7 s start included): 15-22 s for the class with
- * two methods (the two-process method alone, failing before the plan: 12 s); 43 s with the third
- * (its own 13 s) on a machine shared with other builds.
+ * two methods (the two-process method alone, failing before the plan: 12 s); 17-43 s with the third
+ * (its own 6-13 s; 43 s on a machine shared with other builds, 17 s in the final verify build).
  */
 class SamzaSplitPlanIT {
   private static final long N = 20_000;
