@@ -47,7 +47,10 @@ import org.slf4j.LoggerFactory;
  * started again with the same {@code processor.id} finds its changelog, checkpoints and store
  * directories. Each process translates the pipeline itself, but its source stages read the splits
  * of the job's one split plan ({@link SourceSplitPlan}), which the first process publishes on the
- * job's plan topic (or a plan file the user names) and every process, a restarted one too, reads.
+ * job's plan topic (or a plan file the user names) and every process, a restarted one too, reads;
+ * a process whose sources split into other numbers of splits runs a second translation made with
+ * the plan's splits ({@link #run(JobPlan, WeirSettings, Retranslation)}), so its task layout is the
+ * plan's.
  *
  * <p>State with {@code --stateBackend=rocksdb}: Samza stores with Kafka changelogs
  * ({@link SamzaStageTaskFactory}). At start the final Samza config is logged (INFO). Source splits
@@ -87,8 +90,21 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
     }
   }
 
+  /** Runs {@code plan}; a shared split plan with other split counts fails the start (no way to translate again). */
   @Override
   public WeirPipelineResult run(JobPlan plan, WeirSettings settings) {
+    return run(plan, settings, null);
+  }
+
+  /**
+   * Runs {@code plan}; with a shared split plan ({@link SourceSplitPlan}) whose split counts differ
+   * from this translation's, the job runs {@code retranslate}'s plan made with the shared plan's
+   * splits instead, so every process agrees with the first plan on each source stage's partitions.
+   *
+   * @param retranslate translates the pipeline again with given splits, or null (then other counts fail the start)
+   */
+  @Override
+  public WeirPipelineResult run(JobPlan plan, WeirSettings settings, Retranslation retranslate) {
     check(plan, settings);
     StepMetrics metrics = new StepMetrics();
     if (settings.metricsEnabled()) {
@@ -101,7 +117,18 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       SamzaJobConfig config = new SamzaJobConfig(plan, settings, jobId);
       KafkaSettings kafka = KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(config.config()));
       admin = new WeirKafkaAdmin(SamzaJobConfig.KAFKA_SYSTEM, kafka);
-      Map<Integer, SourceSpec> sources = splitPlan(plan, config, kafka, admin);
+      SharedPlan shared = splitPlan(plan, config, kafka, admin);
+      SourceSplitPlan.Adoption adoption = shared.plan().adopt(plan, config.jobName(), shared.where());
+      if (adoption.changesCounts() && retranslate != null) {
+        for (String line : adoption.adopted()) {
+          LOG.info("Weir job {}: {}", config.jobName(), line);
+        }
+        plan = retranslate.translate(adoption.planned());
+        LOG.info("Weir job {}: translated again with the split plan's splits:\n{}", config.jobName(), plan.describe());
+        check(plan, settings);
+        config = new SamzaJobConfig(plan, settings, jobId); // the same names; built from the plan that runs
+      }
+      Map<Integer, SourceSpec> sources = shared.plan().sourcesFor(plan, config.jobName(), shared.where());
       binding = WeirJobs.bind(jobId, plan,
           new WeirTaskFactory(plan, sources, Map.of(), settings, metrics, JobClock.SYSTEM, null));
       Map<String, Integer> partitions = new LinkedHashMap<>();
@@ -114,7 +141,7 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
         Files.createDirectories(Path.of(config.checkpointDirectory()));
       }
       SamzaStageTaskFactory tasks = new SamzaStageTaskFactory(plan, settings, metrics, config.topics(), null,
-          config.samzaStores(), config.commitMs());
+          config.samzaStores(), config.commitMs(), config.watermarkIntervalMs());
       SamzaTaskApplication app = new SamzaTaskApplication(plan, jobId, config.topics(), tasks);
       LOG.info("Weir job {} on Samza ({}, run {}): {} stage(s), {} task(s), topics {}; Samza config:\n{}",
           config.jobName(), settings.executionEnvironment(), config.runId(), plan.stages().size(), plan.taskCount(), config.topics().values(),
@@ -144,13 +171,16 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
     }
   }
 
+  /** The split plan this process uses and where it came from (for errors). */
+  private record SharedPlan(SourceSplitPlan plan, String where) {}
+
   /**
-   * The source splits this process reads, by stage id ({@link SourceSplitPlan}): with a plan file
-   * ({@value SourceSplitPlan#PLAN_FILE_CONFIG}) or SAMZA_STANDALONE's plan topic, the first plan
-   * there (this process's own if there was none); otherwise (SAMZA_LOCAL, one process) this
-   * translation's own splits, through the same check.
+   * The split plan this process reads its sources' splits from ({@link SourceSplitPlan}): with a
+   * plan file ({@value SourceSplitPlan#PLAN_FILE_CONFIG}) or SAMZA_STANDALONE's plan topic, the
+   * first plan there (this process's own if there was none); otherwise (SAMZA_LOCAL, one process)
+   * this translation's own splits, through the same check.
    */
-  private static Map<Integer, SourceSpec> splitPlan(JobPlan plan, SamzaJobConfig config, KafkaSettings kafka,
+  private static SharedPlan splitPlan(JobPlan plan, SamzaJobConfig config, KafkaSettings kafka,
       WeirKafkaAdmin admin) {
     String me = config.standalone() ? "processor " + config.config().get("processor.id") : "SAMZA_LOCAL";
     SourceSplitPlan mine = SourceSplitPlan.of(plan, config.jobName(),
@@ -164,9 +194,9 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       topic.create(admin);
       store = topic;
     } else {
-      return mine.sourcesFor(plan, config.jobName(), "this process's translation");
+      return new SharedPlan(mine, "this process's translation");
     }
-    return SourceSplitPlan.resolve(store, mine).sourcesFor(plan, config.jobName(), store.describe());
+    return new SharedPlan(SourceSplitPlan.resolve(store, mine), store.describe());
   }
 
   private static String hostName() {

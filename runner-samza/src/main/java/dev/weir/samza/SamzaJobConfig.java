@@ -26,7 +26,9 @@ import java.util.UUID;
  * <p>User keys read here: {@value #USER_BOOTSTRAP_SERVERS} (required), {@value #USER_TIMEOUT_MS}
  * (Kafka client time-out, ms, default 30000), {@value #USER_TOPIC_PREFIX} (default {@code weir}),
  * {@value #USER_REPLICATION} (default 1), {@value #USER_DELETE_TOPICS} (delete the run's topics when
- * a job ends normally, default true), Kafka client settings under {@value #USER_CLIENT_PREFIX}, and
+ * a job ends normally, default true), Kafka client settings under {@value #USER_CLIENT_PREFIX},
+ * {@value #USER_WATERMARK_INTERVAL_MS} (ms between two watermarks a task sends to one output
+ * partition, default {@value #DEFAULT_WATERMARK_INTERVAL_MS}, 1 or more), and
  * {@value SourceSplitPlan#PLAN_FILE_CONFIG} (a source split plan file; without it a SAMZA_STANDALONE
  * job keeps its plan on the topic {@code <prefix>-<job>-<job.id>-plan}, see {@link SourceSplitPlan}).
  *
@@ -47,6 +49,12 @@ final class SamzaJobConfig {
   static final String USER_REPLICATION = "weir.kafka.replication.factor";
   /** User key: whether a normally ended job deletes its topics. */
   static final String USER_DELETE_TOPICS = "weir.kafka.delete.topics";
+  /** User key: the least time between two watermarks a task sends to one output partition, ms. */
+  static final String USER_WATERMARK_INTERVAL_MS = "weir.watermark.interval.ms";
+  /** Default of {@value #USER_WATERMARK_INTERVAL_MS}, ms. */
+  static final long DEFAULT_WATERMARK_INTERVAL_MS = 100;
+  /** Largest {@value #USER_WATERMARK_INTERVAL_MS}, ms: the throttle counts in ns, a long. */
+  static final long MAX_WATERMARK_INTERVAL_MS = Long.MAX_VALUE / 1_000_000L;
   /** Config prefix of Weir's grouping: physical stream name to the stage that reads it. */
   static final String GROUPER_PREFIX = "weir.grouper.stage-of.";
   private static final String FILE_CHECKPOINTS = "org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory";
@@ -71,6 +79,7 @@ final class SamzaJobConfig {
   private final boolean standalone;
   private final boolean samzaStores;
   private final long commitMs;
+  private final long watermarkIntervalMs;
   private final String checkpointDirectory;
   private final String changelogTopic;
   private final String planTopic;
@@ -105,6 +114,8 @@ final class SamzaJobConfig {
       }
     }
     this.commitMs = positive(user, "task.commit.ms", Long.toString(DEFAULT_COMMIT_MS), Long.MAX_VALUE);
+    this.watermarkIntervalMs = positive(user, USER_WATERMARK_INTERVAL_MS, Long.toString(DEFAULT_WATERMARK_INTERVAL_MS),
+        MAX_WATERMARK_INTERVAL_MS);
     String servers = user.get(USER_BOOTSTRAP_SERVERS);
     if (servers == null || servers.isBlank()) {
       throw new IllegalArgumentException("--executionEnvironment=" + settings.executionEnvironment() + " needs "
@@ -241,6 +252,15 @@ final class SamzaJobConfig {
   /** The tasks' commit interval, ms (the user's {@code task.commit.ms}). */
   long commitMs() {
     return commitMs;
+  }
+
+  /**
+   * The least time between two watermarks a task sends to one output partition, ms
+   * ({@value #USER_WATERMARK_INTERVAL_MS}, default {@value #DEFAULT_WATERMARK_INTERVAL_MS};
+   * {@link WatermarkThrottle}).
+   */
+  long watermarkIntervalMs() {
+    return watermarkIntervalMs;
   }
 
   /** The Kafka topic of the state store's changelog (samza-core creates it), or null without Samza stores. */

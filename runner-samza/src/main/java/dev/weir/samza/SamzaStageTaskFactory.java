@@ -90,7 +90,8 @@ import org.slf4j.LoggerFactory;
  * number their elements: their replays are at-least-once, as is any memory-backend task's.
  *
  * <p>Watermarks to other tasks go through a {@link WatermarkThrottle}: at most one every
- * {@value #WATERMARK_INTERVAL_MS} ms per output partition (the latest; held ones go at the tick or
+ * {@code weir.watermark.interval.ms} ms (default 100; {@link SamzaJobConfig#watermarkIntervalMs()})
+ * per output partition (the latest; held ones go at the tick or
  * before the partition's end of stream). Without it a KafkaIO source (processing-time watermark)
  * sent a new watermark to every output partition on each empty poll, about 1,500 messages per
  * second per partition in {@code SamzaStandaloneKillIT}, more than the counting tasks could read:
@@ -107,8 +108,6 @@ import org.slf4j.LoggerFactory;
  */
 final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
   private static final Logger LOG = LoggerFactory.getLogger(SamzaStageTaskFactory.class);
-  /** Least time between two watermarks a task sends to one output partition, ms ({@link WatermarkThrottle}). */
-  static final long WATERMARK_INTERVAL_MS = 100;
 
   private final JobPlan plan;
   private final WeirSettings settings;
@@ -116,6 +115,8 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
   private final Path stateDirectory;
   private final boolean samzaStores;
   private final long commitNs;
+  /** Least time between two watermarks a task sends to one output partition, ms ({@link WatermarkThrottle}). */
+  private final long watermarkIntervalMs;
   /** Topic to stream name, for the inputs; stream name to output system stream. */
   private final Map<String, String> streamOfTopic = new HashMap<>();
   private final Map<String, SystemStream> outputOf = new HashMap<>();
@@ -126,9 +127,11 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
    *     sub-directory), or null: the memory backend, or Samza stores
    * @param samzaStores whether tasks keep their state in the Samza store {@value SamzaJobConfig#STATE_STORE}
    * @param commitMs the tasks' commit interval, ms (with Samza stores)
+   * @param watermarkIntervalMs the least time between two watermarks a task sends to one output partition, ms (>= 1)
    */
   SamzaStageTaskFactory(JobPlan plan, WeirSettings settings, StepMetrics metrics, Map<String, String> topics,
-      Path stateDirectory, boolean samzaStores, long commitMs) {
+      Path stateDirectory, boolean samzaStores, long commitMs, long watermarkIntervalMs) {
+    this.watermarkIntervalMs = watermarkIntervalMs;
     this.samzaStores = samzaStores;
     this.commitNs = Math.min(commitMs, Long.MAX_VALUE / 1_000_000L) * 1_000_000L;
     this.plan = plan;
@@ -157,7 +160,7 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
     private boolean shutdownRequested;
     private long lastCommitNs;
     private final SourceCommitGate gate = new SourceCommitGate();
-    private final WatermarkThrottle throttle = new WatermarkThrottle(WATERMARK_INTERVAL_MS, this::sendNow);
+    private final WatermarkThrottle throttle = new WatermarkThrottle(watermarkIntervalMs, this::sendNow);
     /** With Samza stores: this task's sequence numbers (both halves); else null. */
     private MessageSequences sequences;
     /** Whether this task numbers the elements it sends (a source stage with no other input, Samza stores). */

@@ -1,6 +1,7 @@
 package dev.weir.samza;
 
 import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.PlannedSplits;
 import dev.weir.runner.translation.SourceSpec;
 import dev.weir.runner.translation.StagePlan;
 import java.io.ByteArrayInputStream;
@@ -33,7 +34,10 @@ import org.slf4j.LoggerFactory;
  * would read some data twice and some never. So the first process to start publishes its splits
  * in a {@link SplitPlanStore}, and every process, itself included, reads the plan that store holds
  * first and opens split P of that plan ({@link #sourcesFor}); a restarted process reads the same
- * plan again, so the positions its tasks checkpointed resume the same splits. SAMZA_LOCAL (one
+ * plan again, so the positions its tasks checkpointed resume the same splits. The plan is
+ * authoritative for the number of splits too: a process whose source split into another number of
+ * splits ({@link #adopt}) is translated again with the plan's splits, so its source stages, and
+ * every stage and stream partitioned after them, have the plan's partition counts. SAMZA_LOCAL (one
  * process) builds the plan from its own translation ({@link #of}) and goes through the same
  * {@link #sourcesFor}, without a store.
  *
@@ -51,7 +55,9 @@ import org.slf4j.LoggerFactory;
  * own.
  *
  * <p>Envelope (version {@value #VERSION}), big-endian: magic {@code 0x5753504C} ("WSPL"), version
- * (int), job name (UTF), who wrote it (UTF), when (long, ms since the epoch), payload length (int,
+ * (int), job name (UTF), who wrote it (UTF), when (long, ms since the epoch), the layout of the
+ * planning process's translation (stage count (int), then each stage's partitions (int), by stage
+ * id; version 1 has no layout and is still read, unchecked), payload length (int,
  * bytes), CRC-32C of the payload (int), payload: {@link SerializableUtils#serializeToByteArray}
  * (Java serialization, Snappy-compressed) of the list of {@link StageSplits}. A checksum or version
  * mismatch fails the start naming the store, so a torn or foreign plan is never read as splits.
@@ -63,7 +69,9 @@ final class SourceSplitPlan {
   /** User config key: a plan file shared by all processes instead of the Kafka plan topic. */
   static final String PLAN_FILE_CONFIG = "weir.source.plan.file";
   static final int MAGIC = 0x5753504C;
-  static final int VERSION = 1;
+  static final int VERSION = 2;
+  /** The older envelope, without the layout: still read (its layout is not checked). */
+  static final int VERSION_WITHOUT_LAYOUT = 1;
 
   /**
    * One source stage's splits.
@@ -81,15 +89,22 @@ final class SourceSplitPlan {
   private final String writtenBy;
   private final long writtenAtMs;
   private final List<StageSplits> stages;
+  /** Partitions of every stage of the planning process's translation, by stage id; null if unknown (version 1). */
+  private final int[] layout;
   private final int encodedBytes;
 
-  private SourceSplitPlan(String jobName, String writtenBy, long writtenAtMs, List<StageSplits> stages,
+  private SourceSplitPlan(String jobName, String writtenBy, long writtenAtMs, List<StageSplits> stages, int[] layout,
       int encodedBytes) {
     this.jobName = jobName;
     this.writtenBy = writtenBy;
     this.writtenAtMs = writtenAtMs;
     this.stages = List.copyOf(stages);
+    this.layout = layout;
     this.encodedBytes = encodedBytes;
+  }
+
+  private static int[] layoutOf(JobPlan plan) {
+    return plan.stages().stream().mapToInt(StagePlan::partitions).toArray();
   }
 
   /**
@@ -107,7 +122,7 @@ final class SourceSplitPlan {
         stages.add(new StageSplits(stage.id(), step(stage), true, new ArrayList<>(u.splits())));
       }
     }
-    return new SourceSplitPlan(jobName, writtenBy, System.currentTimeMillis(), stages, -1);
+    return new SourceSplitPlan(jobName, writtenBy, System.currentTimeMillis(), stages, layoutOf(plan), -1);
   }
 
   private static String step(StagePlan stage) {
@@ -116,7 +131,7 @@ final class SourceSplitPlan {
 
   /** This plan with other stages (tests: a plan another translation would have made). */
   SourceSplitPlan withStages(List<StageSplits> other) {
-    return new SourceSplitPlan(jobName, writtenBy, writtenAtMs, other, -1);
+    return new SourceSplitPlan(jobName, writtenBy, writtenAtMs, other, layout, -1);
   }
 
   /** The stages' splits, in plan order. */
@@ -141,6 +156,10 @@ final class SourceSplitPlan {
       out.writeUTF(jobName);
       out.writeUTF(writtenBy);
       out.writeLong(writtenAtMs);
+      out.writeInt(layout.length);
+      for (int partitions : layout) {
+        out.writeInt(partitions);
+      }
       out.writeInt(payload.length);
       out.writeInt((int) crc.getValue());
       out.write(payload);
@@ -165,14 +184,26 @@ final class SourceSplitPlan {
             + Integer.toHexString(magic) + ", not 0x" + Integer.toHexString(MAGIC) + ")");
       }
       int version = in.readInt();
-      if (version != VERSION) {
+      if (version != VERSION && version != VERSION_WITHOUT_LAYOUT) {
         throw new IllegalStateException("the split plan in " + where + " has version " + version + "; this Weir reads "
-            + "version " + VERSION + " only (written by another Weir version: run every process of the job on the "
-            + "same Weir, or start a new job.id)");
+            + "versions " + VERSION_WITHOUT_LAYOUT + " and " + VERSION + " only (written by another Weir version: run "
+            + "every process of the job on the same Weir, or start a new job.id)");
       }
       String job = in.readUTF();
       String by = in.readUTF();
       long atMs = in.readLong();
+      int[] layout = null;
+      if (version == VERSION) {
+        int stageCount = in.readInt();
+        if (stageCount < 0 || stageCount > in.available() / 4) {
+          throw new IllegalStateException("the split plan in " + where + " is corrupt: its layout has " + stageCount
+              + " stage(s)");
+        }
+        layout = new int[stageCount];
+        for (int i = 0; i < stageCount; i++) {
+          layout[i] = in.readInt();
+        }
+      }
       int length = in.readInt();
       int checksum = in.readInt();
       if (length < 0 || length != in.available()) {
@@ -196,7 +227,7 @@ final class SourceSplitPlan {
       }
       @SuppressWarnings("unchecked")
       List<StageSplits> list = (List<StageSplits>) stages;
-      return new SourceSplitPlan(job, by, atMs, list, envelope.length);
+      return new SourceSplitPlan(job, by, atMs, list, layout, envelope.length);
     } catch (IOException e) {
       throw new IllegalStateException("the split plan in " + where + " is truncated (" + envelope.length
           + " byte(s)): " + e, e);
@@ -204,19 +235,46 @@ final class SourceSplitPlan {
   }
 
   /**
-   * This plan's source specs for {@code plan}, by stage id, after checking that the plan was made
-   * for the same job with the same source stages and split counts as this process's translation.
+   * What this process does with the plan ({@link #adopt}): the plan's source spec of each of this
+   * translation's source stages, and the stages whose split count in the plan differs from this
+   * translation's.
+   *
+   * @param sources the plan's source spec by stage id
+   * @param byStep the same specs by the Read step's full name (to translate again with them)
+   * @param adopted one line per stage whose count differs, e.g. {@code source stage stage-0 ('Read'):
+   *     the plan has 4 splits, this process's source split into 3; using the plan's}; empty if none
+   */
+  record Adoption(Map<Integer, SourceSpec> sources, Map<String, SourceSpec> byStep, List<String> adopted) {
+    /** Whether this process's source stages need the plan's partition counts (a new translation). */
+    boolean changesCounts() {
+      return !adopted.isEmpty();
+    }
+
+    /** The plan's splits for a translation of the pipeline ({@link PlannedSplits}). */
+    PlannedSplits planned() {
+      return byStep::get;
+    }
+  }
+
+  /**
+   * Decides how this process uses the plan: after checking that the plan was made for the same job
+   * with the same source stages (each a bounded or unbounded read of the same step), every source
+   * stage takes the plan's splits; where the plan has another NUMBER of splits than this process's
+   * translation (its source split differently, e.g. a file pattern that matches more files by now),
+   * the plan's count wins and the stage is listed in {@link Adoption#adopted()}: the caller then
+   * translates the pipeline again with {@link Adoption#planned()}, so the stage gets the plan's
+   * partitions and every process agrees on the job's layout.
    *
    * @param jobName this process's job name
    * @param where the store the plan came from, for errors
-   * @throws IllegalStateException naming the job, the store, the stage and both counts if the plan
-   *     does not match this process's translation (e.g. a process started with other options)
+   * @throws IllegalStateException naming the job, the store and the stage if the plan was made for
+   *     another job, lacks a source stage of this translation, has one this translation lacks, or
+   *     reads a stage's source as bounded where this translation reads it as unbounded (or another step)
    */
-  Map<Integer, SourceSpec> sourcesFor(JobPlan plan, String jobName, String where) {
-    String prefix = "job " + jobName + ": the split plan in " + where + " (written by " + writtenBy + " at "
-        + Instant.ofEpochMilli(writtenAtMs) + ") does not match this process's translation: ";
-    String hint = "; every process of a job must run the same pipeline with the same options (e.g. --parallelism) "
-        + "and its sources must split into the same number of splits; to plan anew, start a new job.id";
+  Adoption adopt(JobPlan plan, String jobName, String where) {
+    String prefix = mismatchPrefix(jobName, where);
+    String hint = "; every process of a job must run the same pipeline with the same options; to plan anew, start "
+        + "a new job.id";
     if (!this.jobName.equals(jobName)) {
       throw new IllegalStateException(prefix + "it was made for job " + this.jobName + hint);
     }
@@ -224,6 +282,8 @@ final class SourceSplitPlan {
     stages.forEach(s -> byStage.put(s.stage(), s));
     SourceSplitPlan mine = of(plan, jobName, "this process");
     Map<Integer, SourceSpec> sources = new LinkedHashMap<>();
+    Map<String, SourceSpec> byStep = new LinkedHashMap<>();
+    List<String> adopted = new ArrayList<>();
     for (StageSplits local : mine.stages) {
       StageSplits planned = byStage.remove(local.stage());
       String stage = "stage-" + local.stage() + " ('" + local.step() + "')";
@@ -236,17 +296,63 @@ final class SourceSplitPlan {
             + (local.unbounded() ? "an unbounded" : "a bounded") + " read '" + local.step() + "' here" + hint);
       }
       if (planned.splits().size() != local.splits().size()) {
-        throw new IllegalStateException(prefix + stage + " has " + planned.splits().size() + " split(s) in the plan and "
-            + local.splits().size() + " in this process's translation" + hint);
+        adopted.add("source stage " + stage + ": the plan has " + planned.splits().size() + " splits, this process's "
+            + "source split into " + local.splits().size() + "; using the plan's");
       }
-      sources.put(local.stage(), spec(planned));
+      SourceSpec spec = spec(planned);
+      sources.put(local.stage(), spec);
+      byStep.put(local.step(), spec);
     }
     if (!byStage.isEmpty()) {
       StageSplits extra = byStage.values().iterator().next();
       throw new IllegalStateException(prefix + "stage-" + extra.stage() + " ('" + extra.step() + "') has "
           + extra.splits().size() + " split(s) in the plan and reads no source in this process's translation" + hint);
     }
-    return sources;
+    return new Adoption(sources, byStep, List.copyOf(adopted));
+  }
+
+  /**
+   * This plan's source specs for {@code plan}, by stage id, after the checks of {@link #adopt} and
+   * two more: every source stage of {@code plan} has the plan's number of splits (true of a
+   * translation made with {@link Adoption#planned()}), and every stage has the partitions it had in
+   * the planning process's translation (a shuffle's stage has {@code --parallelism} partitions, so a
+   * process started with another {@code --parallelism} fails here, naming the stage and both counts).
+   *
+   * @param jobName this process's job name
+   * @param where the store the plan came from, for errors
+   * @throws IllegalStateException naming the job, the store, the stage and both counts if the plan
+   *     does not match this process's translation (besides what {@link #adopt} throws)
+   */
+  Map<Integer, SourceSpec> sourcesFor(JobPlan plan, String jobName, String where) {
+    Adoption adoption = adopt(plan, jobName, where);
+    for (StagePlan stage : plan.stages()) {
+      SourceSpec planned = adoption.sources().get(stage.id());
+      if (planned != null && planned.partitions() != stage.partitions()) {
+        throw new IllegalStateException(mismatchPrefix(jobName, where) + "stage-" + stage.id() + " ('" + step(stage)
+            + "') has " + planned.partitions() + " split(s) in the plan and " + stage.partitions() + " in this "
+            + "process's translation; the plan's split counts are used only where the pipeline can be translated "
+            + "again with them (WeirRunner)");
+      }
+    }
+    if (layout != null) {
+      int[] here = layoutOf(plan);
+      for (int id = 0; id < Math.max(here.length, layout.length); id++) {
+        if (id >= here.length || id >= layout.length || here[id] != layout[id]) {
+          throw new IllegalStateException(mismatchPrefix(jobName, where) + (id >= here.length || id >= layout.length
+              ? "the plan's job has " + layout.length + " stage(s), this process's translation " + here.length
+              : "stage-" + id + " has " + layout[id] + " partition(s) in the plan's job and " + here[id] + " in this "
+                  + "process's translation")
+              + "; every process of a job must run the same pipeline with the same options (e.g. --parallelism); to "
+              + "plan anew, start a new job.id");
+        }
+      }
+    }
+    return adoption.sources();
+  }
+
+  private String mismatchPrefix(String jobName, String where) {
+    return "job " + jobName + ": the split plan in " + where + " (written by " + writtenBy + " at "
+        + Instant.ofEpochMilli(writtenAtMs) + ") does not match this process's translation: ";
   }
 
   @SuppressWarnings("unchecked")

@@ -11,14 +11,18 @@ import org.apache.beam.sdk.options.PipelineOptions;
 /**
  * A bounded source of the longs {@code [from, to)} whose {@link #split} is NOT deterministic across
  * processes, as a file pattern matched at different times or a split by estimated size can be: it
- * always returns {@value #SPLITS} splits, but where it cuts depends on the JVM's system property
- * {@value #SEED_PROPERTY} (a different seed per process in {@link SamzaSplitPlanIT}). Two processes
+ * returns {@value #SPLITS} splits unless the JVM's system property {@value #COUNT_PROPERTY} says
+ * another number (as a file pattern that matches more files by the time a late process starts), and
+ * where it cuts depends on the system property {@value #SEED_PROPERTY} (a different seed per process
+ * in {@link SamzaSplitPlanIT}). Two processes
  * that split it themselves and each read their own half of the splits read overlapping or missing
  * ranges; processes that read the same split plan read every element once.
  */
 final class ProcessDependentSource extends BoundedSource<Long> {
   /** System property whose value shifts the split points. */
   static final String SEED_PROPERTY = "weir.test.splitSeed";
+  /** System property: the number of splits (default {@value #SPLITS}), to vary the count per process. */
+  static final String COUNT_PROPERTY = "weir.test.splitCount";
   static final int SPLITS = 4;
 
   private final long from;
@@ -31,15 +35,16 @@ final class ProcessDependentSource extends BoundedSource<Long> {
 
   @Override
   public List<? extends BoundedSource<Long>> split(long desiredBundleSizeBytes, PipelineOptions options) {
-    if (to - from < 4L * SPLITS) {
+    int count = Integer.getInteger(COUNT_PROPERTY, SPLITS);
+    if (count < 2 || to - from < 4L * count) {
       return List.of(this);
     }
     long seed = Long.getLong(SEED_PROPERTY, 0L);
-    long step = (to - from) / SPLITS;
+    long step = (to - from) / count;
     long shift = Math.floorMod(seed * 7919L, step / 2) + 1; // 1 .. step/2: never 0, so seeds 0 and 1 differ
     List<ProcessDependentSource> splits = new ArrayList<>();
     long start = from;
-    for (int i = 1; i < SPLITS; i++) {
+    for (int i = 1; i < count; i++) {
       long end = from + i * step + (seed % 2 == 0 ? shift : -shift);
       splits.add(new ProcessDependentSource(start, end));
       start = end;

@@ -91,6 +91,29 @@ class SamzaJobConfigTest {
   }
 
   @Test
+  void watermarkInterval_defaultsTo100Ms_takesTheUsersWholeNumber_andRejectsTheRestNamingKeyValueAndRange() {
+    WeirSettings plain = settings("--executionEnvironment=SAMZA_LOCAL",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1");
+    assertThat(new SamzaJobConfig(countPlan(plain), plain, "job-1").watermarkIntervalMs()).isEqualTo(100);
+    WeirSettings set = settings("--executionEnvironment=SAMZA_LOCAL",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,weir.watermark.interval.ms=250");
+    SamzaJobConfig config = new SamzaJobConfig(countPlan(set), set, "job-1");
+    assertThat(config.watermarkIntervalMs()).isEqualTo(250);
+    assertThat(config.config()).containsEntry("weir.watermark.interval.ms", "250"); // the user's, passed on
+    WeirSettings one = settings("--executionEnvironment=SAMZA_LOCAL",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,weir.watermark.interval.ms=1");
+    assertThat(new SamzaJobConfig(countPlan(one), one, "job-1").watermarkIntervalMs()).isEqualTo(1);
+    for (String bad : new String[] {"0", "-5", "1.5", "abc", "", "9223372036855"}) {
+      WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL",
+          "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,weir.watermark.interval.ms=" + bad);
+      assertThatThrownBy(() -> new SamzaJobConfig(countPlan(settings), settings, "job-1"))
+          .as("weir.watermark.interval.ms=" + bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("weir.watermark.interval.ms=" + bad + " is out of range; allowed: 1 to 9223372036854");
+    }
+  }
+
+  @Test
   void badReplicationFactor_failsNamingTheKey() {
     WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL",
         "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,weir.kafka.replication.factor=0");

@@ -41,8 +41,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * two stores, the topic is compacted, and an empty plan topic beside a checkpoint topic holding
  * checkpoints (a deleted plan) fails the start instead of planning anew.
  *
- * <p>Measured on 2 cores (failsafe, the broker's ~7 s start included): 15-22 s for the class (the
- * two-process method alone, failing before the plan: 12 s).
+ * <p>A third method starts process 1 after process 0 published the plan, with a source that splits
+ * into 3 where process 0's split into 4: it adopts the plan's 4 (see that method).
+ *
+ * <p>Measured on 2 cores (failsafe, the broker's ~7 s start included): 15-22 s for the class with
+ * two methods (the two-process method alone, failing before the plan: 12 s); 17-43 s with the third
+ * (its own 6-13 s; 43 s on a machine shared with other builds, 17 s in the final verify build).
  */
 class SamzaSplitPlanIT {
   private static final long N = 20_000;
@@ -53,16 +57,56 @@ class SamzaSplitPlanIT {
 
   @Test
   void twoProcesses_whoseSourcesSplitDifferently_readEveryElementExactlyOnce() throws Exception {
+    Path dir = runTwo("cuts", new int[] {ProcessDependentSource.SPLITS, ProcessDependentSource.SPLITS}, false);
+    for (int i = 0; i < PROCESSES; i++) {
+      assertThat(Files.readString(dir.resolve("process-" + i + ".log"), StandardCharsets.UTF_8))
+          .as("process " + i + "'s log names the split plan it used")
+          .contains("split plan");
+    }
+  }
+
+  /**
+   * A late process whose source splits into another NUMBER of splits (3, where the first process's
+   * split into 4, as a file pattern matching more or fewer files by then) adopts the plan's count:
+   * it is translated again with the plan's splits, so both processes run the same task layout. With
+   * the second translation switched off (as before it existed, main at 2ad2cab) this method failed:
+   * the late process's start failed ("stage-0 ('Read') has 4 split(s) in the plan and 3 in this
+   * process's translation") and process 0 waited for its tasks until the 150 s time-out.
+   */
+  @Test
+  void lateProcess_whoseSourceSplitsIntoAnotherCount_adoptsThePlansCount() throws Exception {
+    Path dir = runTwo("counts", new int[] {ProcessDependentSource.SPLITS, ProcessDependentSource.SPLITS - 1}, true);
+    assertThat(Files.readString(dir.resolve("process-1.log"), StandardCharsets.UTF_8))
+        .as("the late process's log says it adopted the plan's count")
+        .contains("source stage stage-0 ('Read'): the plan has 4 splits, this process's source split into 3; "
+            + "using the plan's");
+  }
+
+  /**
+   * Runs the job on two processes whose sources split into {@code splits[i]} splits (process i's
+   * seed: i), process 1 only after process 0 logged its split plan if {@code late}, and checks that
+   * every element of {@code [0, N)} was written exactly once. Returns the run's directory.
+   */
+  private static Path runTwo(String name, int[] splits, boolean late) throws Exception {
     KafkaBroker broker = KAFKA.broker();
-    Path dir = Path.of("target", "samza-split-plan-it", Long.toString(System.currentTimeMillis())).toAbsolutePath();
+    Path dir = Path.of("target", "samza-split-plan-it", name + "-" + System.currentTimeMillis()).toAbsolutePath();
     Files.createDirectories(dir);
     String jobId = "r" + System.currentTimeMillis();
     Process[] processes = new Process[PROCESSES];
     try {
-      for (int i = 0; i < PROCESSES; i++) {
-        processes[i] = start(i, dir, broker.bootstrapServers(), jobId);
-      }
       long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+      for (int i = 0; i < PROCESSES; i++) {
+        if (late && i > 0) {
+          Path previous = dir.resolve("process-" + (i - 1) + ".log");
+          while (!(Files.exists(previous) && Files.readString(previous, StandardCharsets.UTF_8).contains("split plan"))) {
+            assertThat(System.currentTimeMillis()).as("process " + (i - 1) + " logged its split plan; see " + previous)
+                .isLessThan(deadline);
+            assertThat(processes[i - 1].isAlive()).as("process " + (i - 1) + " is running; see " + previous).isTrue();
+            Thread.sleep(200);
+          }
+        }
+        processes[i] = start(i, splits[i], dir, broker.bootstrapServers(), jobId);
+      }
       for (int i = 0; i < PROCESSES; i++) {
         long left = Math.max(1, deadline - System.currentTimeMillis());
         assertThat(processes[i].waitFor(left, TimeUnit.MILLISECONDS))
@@ -95,11 +139,7 @@ class SamzaSplitPlanIT {
       assertThat(seen.keySet()).as("elements outside the source's range").allMatch(v -> v >= 0 && v < N);
       assertThat(missing).as(missing.size() + " element(s) never written; logs in " + dir).isEmpty();
       assertThat(twice).as(twice.size() + " element(s) written more than once; logs in " + dir).isEmpty();
-      for (int i = 0; i < PROCESSES; i++) {
-        assertThat(Files.readString(dir.resolve("process-" + i + ".log"), StandardCharsets.UTF_8))
-            .as("process " + i + "'s log names the split plan it used")
-            .contains("split plan");
-      }
+      return dir;
     } finally {
       for (Process p : processes) {
         if (p != null) {
@@ -177,13 +217,16 @@ class SamzaSplitPlanIT {
     return dev.weir.runner.WeirRunner.translate(p, settings);
   }
 
-  private static Process start(int processor, Path dir, String bootstrap, String jobId) throws IOException {
+  private static Process start(int processor, int splits, Path dir, String bootstrap, String jobId)
+      throws IOException {
     List<String> command = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "-D" + ProcessDependentSource.SEED_PROPERTY + "=" + processor,
+        "-D" + ProcessDependentSource.COUNT_PROPERTY + "=" + splits,
         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
         "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SourceSplitPlan=info",
+        "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SamzaExecutionEnvironment=info",
         "-cp", System.getProperty("java.class.path"),
         SplitPlanMain.class.getName(),
         dir.resolve("out-" + processor + ".txt").toString(), Long.toString(N),

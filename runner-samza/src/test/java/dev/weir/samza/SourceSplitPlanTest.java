@@ -10,6 +10,7 @@ import dev.weir.runner.executor.WeirTaskFactory;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.PipelineTranslator;
 import dev.weir.runner.translation.SourceSpec;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -43,8 +44,21 @@ class SourceSplitPlanTest {
 
   /** Reads {@link ProcessDependentSource} [0, 1000) cut with {@code seed}, then a shuffle. */
   private static JobPlan plan(long seed, int parallelism) {
+    return translated(seed, ProcessDependentSource.SPLITS, parallelism).plan();
+  }
+
+  /** A translated pipeline, kept to translate it again. */
+  private record Translated(Pipeline pipeline, WeirSettings settings, JobPlan plan) {}
+
+  /**
+   * Reads {@link ProcessDependentSource} [0, 1000) cut into {@code splits} with {@code seed}, then
+   * a shuffle.
+   */
+  private static Translated translated(long seed, int splits, int parallelism) {
     String previous = System.getProperty(ProcessDependentSource.SEED_PROPERTY);
+    String previousCount = System.getProperty(ProcessDependentSource.COUNT_PROPERTY);
     System.setProperty(ProcessDependentSource.SEED_PROPERTY, Long.toString(seed));
+    System.setProperty(ProcessDependentSource.COUNT_PROPERTY, Integer.toString(splits));
     try {
       WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL", "--parallelism=" + parallelism,
           "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1");
@@ -52,13 +66,18 @@ class SourceSplitPlanTest {
       p.apply("Read", Read.from(new ProcessDependentSource(0, 1000)))
           .apply(WithKeys.<Long, Long>of(v -> v % 3).withKeyType(TypeDescriptors.longs()))
           .apply(GroupByKey.create());
-      return WeirRunner.translate(p, settings);
+      return new Translated(p, settings, WeirRunner.translate(p, settings));
     } finally {
-      if (previous == null) {
-        System.clearProperty(ProcessDependentSource.SEED_PROPERTY);
-      } else {
-        System.setProperty(ProcessDependentSource.SEED_PROPERTY, previous);
-      }
+      restore(ProcessDependentSource.SEED_PROPERTY, previous);
+      restore(ProcessDependentSource.COUNT_PROPERTY, previousCount);
+    }
+  }
+
+  private static void restore(String property, String previous) {
+    if (previous == null) {
+      System.clearProperty(property);
+    } else {
+      System.setProperty(property, previous);
     }
   }
 
@@ -105,12 +124,36 @@ class SourceSplitPlanTest {
   }
 
   @Test
+  void versionOneEnvelope_withoutALayout_isStillRead() throws Exception {
+    JobPlan plan = plan(0, 4);
+    SourceSplitPlan mine = SourceSplitPlan.of(plan, "job", "p0");
+    byte[] payload = org.apache.beam.sdk.util.SerializableUtils.serializeToByteArray(new ArrayList<>(mine.stages()));
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    crc.update(payload);
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+      out.writeInt(SourceSplitPlan.MAGIC);
+      out.writeInt(SourceSplitPlan.VERSION_WITHOUT_LAYOUT);
+      out.writeUTF("job");
+      out.writeUTF("p0");
+      out.writeLong(1L);
+      out.writeInt(payload.length);
+      out.writeInt((int) crc.getValue());
+      out.write(payload);
+    }
+    SourceSplitPlan read = SourceSplitPlan.decode(bytes.toByteArray(), WHERE);
+    assertThat(splitNames(read.sourcesFor(plan(1, 4), "job", WHERE).get(0)))
+        .isEqualTo(splitNames(plan.stages().get(0).source()));
+    assertThat(read.sourcesFor(plan(1, 2), "job", WHERE)).as("no layout: another --parallelism is not seen").hasSize(1);
+  }
+
+  @Test
   void otherVersion_failsNamingBothVersions() {
     byte[] envelope = SourceSplitPlan.of(plan(0, 4), "job", "p0").encode();
-    ByteBuffer.wrap(envelope).putInt(4, 2);
+    ByteBuffer.wrap(envelope).putInt(4, 3);
     assertThatThrownBy(() -> SourceSplitPlan.decode(envelope, "file /x/plan"))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("the split plan in file /x/plan has version 2; this Weir reads version 1 only");
+        .hasMessageContaining("the split plan in file /x/plan has version 3; this Weir reads versions 1 and 2 only");
   }
 
   @Test
@@ -136,6 +179,87 @@ class SourceSplitPlanTest {
     assertThatThrownBy(() -> SourceSplitPlan.decode(published, WHERE).sourcesFor(four, "other", WHERE))
         .hasMessageContaining("job other: the split plan in " + WHERE)
         .hasMessageContaining("it was made for job job");
+  }
+
+  @Test
+  void otherSplitCount_isAdopted_andTheTranslationAgainHasThePlansLayout() {
+    // the first process's source split into 3; this one's (later: more files) into 4
+    byte[] published = SourceSplitPlan.of(translated(0, 3, 4).plan(), "job", "processor 0").encode();
+    Translated here = translated(1, 4, 4);
+    SourceSplitPlan shared = SourceSplitPlan.decode(published, WHERE);
+
+    SourceSplitPlan.Adoption adoption = shared.adopt(here.plan(), "job", WHERE);
+    assertThat(adoption.changesCounts()).isTrue();
+    assertThat(adoption.adopted()).containsExactly(
+        "source stage stage-0 ('Read'): the plan has 3 splits, this process's source split into 4; using the plan's");
+    assertThat(adoption.byStep()).containsOnlyKeys("Read");
+    assertThatThrownBy(() -> shared.sourcesFor(here.plan(), "job", WHERE))
+        .as("without a second translation the counts still differ")
+        .hasMessageContaining("stage-0 ('Read') has 3 split(s) in the plan and 4 in this process's translation");
+
+    JobPlan again = PipelineTranslator.translate(here.pipeline(), here.settings(), adoption.planned());
+    assertThat(again.stages().get(0).partitions()).isEqualTo(3);
+    assertThat(again.streams()).allSatisfy(s -> {
+      if (s.producer().id() == 0) {
+        assertThat(s.producers()).as("producers of " + s.name()).isEqualTo(3);
+      }
+    });
+    assertThat(again.stages().get(1).partitions()).as("the shuffle's stage keeps --parallelism").isEqualTo(4);
+    assertThat(again.taskCount()).isEqualTo(here.plan().taskCount() - 1);
+    assertThat(shared.adopt(again, "job", WHERE).changesCounts()).isFalse();
+    assertThat(splitNames(shared.sourcesFor(again, "job", WHERE).get(0)))
+        .isEqualTo(splitNames(new SourceSpec.Bounded(castSplits(SourceSplitPlan.decode(published, WHERE)))));
+    WeirTaskFactory tasks = new WeirTaskFactory(again, shared.sourcesFor(again, "job", WHERE), Map.of(),
+        here.settings(), new StepMetrics(), JobClock.SYSTEM, null);
+    assertThat(tasks.createSourcePartition(again.stages().get(0), 2)).isNotNull();
+
+    // another --parallelism: the source stage is adopted, but the shuffle's stage has 2 partitions, not 4
+    Translated two = translated(1, 4, 2);
+    SourceSplitPlan.Adoption other = shared.adopt(two.plan(), "job", WHERE);
+    JobPlan twoAgain = PipelineTranslator.translate(two.pipeline(), two.settings(), other.planned());
+    assertThatThrownBy(() -> shared.sourcesFor(twoAgain, "job", WHERE))
+        .hasMessageContaining("stage-1 has 4 partition(s) in the plan's job and 2 in this process's translation")
+        .hasMessageContaining("--parallelism");
+
+    // the same count: nothing to adopt
+    assertThat(SourceSplitPlan.decode(published, WHERE).adopt(translated(2, 3, 4).plan(), "job", WHERE)
+        .changesCounts()).isFalse();
+  }
+
+  @Test
+  void adopt_stillRejects_anUnboundedPlanForABoundedRead_anExtraStage_andAnotherJob() {
+    JobPlan plan = plan(0, 4);
+    SourceSplitPlan full = SourceSplitPlan.of(plan, "job", "processor 9");
+    SourceSplitPlan.StageSplits s = full.stages().get(0);
+    SourceSplitPlan unbounded = SourceSplitPlan.decode(full.withStages(List.of(
+        new SourceSplitPlan.StageSplits(s.stage(), s.step(), true, s.splits()))).encode(), WHERE);
+    assertThatThrownBy(() -> unbounded.adopt(plan, "job", WHERE))
+        .hasMessageContaining("stage-0 is an unbounded read 'Read' in the plan and a bounded read 'Read' here");
+    SourceSplitPlan extra = SourceSplitPlan.decode(full.withStages(List.of(s,
+        new SourceSplitPlan.StageSplits(7, "Other", false, s.splits()))).encode(), WHERE);
+    assertThatThrownBy(() -> extra.adopt(plan, "job", WHERE))
+        .hasMessageContaining("stage-7 ('Other') has 4 split(s) in the plan and reads no source in this process's "
+            + "translation");
+    SourceSplitPlan none = SourceSplitPlan.decode(full.withStages(List.of()).encode(), WHERE);
+    assertThatThrownBy(() -> none.adopt(plan, "job", WHERE))
+        .hasMessageContaining("stage-0 ('Read') reads a source here but has no splits in the plan");
+    assertThatThrownBy(() -> full.adopt(plan, "other", WHERE)).hasMessageContaining("it was made for job job");
+  }
+
+  @Test
+  void translation_rejectsGivenSplitsOfTheOtherKind_namingTheStep() {
+    Translated t = translated(0, 4, 4);
+    SourceSpec unbounded = new SourceSpec.Unbounded(List.of());
+    assertThatThrownBy(() -> PipelineTranslator.translate(t.pipeline(), t.settings(), step -> unbounded))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("the splits given for Read (unbounded read, 0 split(s)) do not fit it: it is a bounded read");
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<BoundedSource<?>> castSplits(SourceSplitPlan plan) {
+    List<BoundedSource<?>> splits = new ArrayList<>();
+    plan.stages().get(0).splits().forEach(x -> splits.add((BoundedSource<?>) x));
+    return splits;
   }
 
   /** The plan of {@code plan} with its stage 0 cut to 3 splits, encoded. */

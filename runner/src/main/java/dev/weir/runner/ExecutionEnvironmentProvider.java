@@ -1,6 +1,7 @@
 package dev.weir.runner;
 
 import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.PlannedSplits;
 import java.util.ServiceLoader;
 import org.apache.beam.sdk.annotations.Internal;
 
@@ -36,6 +37,33 @@ public interface ExecutionEnvironmentProvider {
    * @throws UnsupportedOperationException naming the transform or stream it cannot run
    */
   WeirPipelineResult run(JobPlan plan, WeirSettings settings);
+
+  /**
+   * Starts {@code plan} as {@link #run(JobPlan, WeirSettings)} does, with a way to translate the
+   * same pipeline again with splits given for its sources: an environment whose processes share
+   * one split plan calls {@code retranslate} when the plan's split counts differ from this
+   * translation's, so that its source stages (and everything partitioned after them) get the
+   * plan's partition counts. The default ignores {@code retranslate}.
+   *
+   * @param retranslate translates the pipeline {@code plan} came from again, on the calling thread
+   * @throws IllegalArgumentException naming a setting or config key the environment cannot use
+   * @throws UnsupportedOperationException naming the transform or stream it cannot run
+   */
+  default WeirPipelineResult run(JobPlan plan, WeirSettings settings, Retranslation retranslate) {
+    return run(plan, settings);
+  }
+
+  /** A second translation of a job's pipeline, with some sources' splits given. */
+  @FunctionalInterface
+  interface Retranslation {
+    /**
+     * The plan of the same pipeline and settings, each Read that {@code planned} gives splits for
+     * split as given.
+     *
+     * @throws IllegalStateException naming the step if a Read's given splits do not fit it
+     */
+    JobPlan translate(PlannedSplits planned);
+  }
 
   /**
    * The provider of {@code environment} on the classpath of {@code loader}.

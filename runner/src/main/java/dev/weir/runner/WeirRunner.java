@@ -79,7 +79,7 @@ public final class WeirRunner extends PipelineRunner<WeirPipelineResult> {
     MetricsEnvironment.setMetricsSupported(settings.metricsEnabled());
     if (environment != null) {
       environment.check(plan, settings);
-      return environment.run(plan, settings);
+      return environment.run(plan, settings, planned -> PipelineTranslator.translate(pipeline, settings, planned));
     }
     JobExecutor executor = new JobExecutor(plan, settings);
     executor.start();

@@ -54,8 +54,8 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
 
   private final TranslationContext context;
 
-  private PipelineTranslator(WeirSettings settings) {
-    this.context = new TranslationContext(settings);
+  private PipelineTranslator(WeirSettings settings, PlannedSplits planned) {
+    this.context = new TranslationContext(settings, planned);
   }
 
   /**
@@ -65,7 +65,21 @@ public final class PipelineTranslator extends Pipeline.PipelineVisitor.Defaults 
    * @throws UnsupportedOperationException naming the first transform Weir cannot run and its URN
    */
   public static JobPlan translate(Pipeline pipeline, WeirSettings settings) {
-    PipelineTranslator translator = new PipelineTranslator(settings);
+    return translate(pipeline, settings, PlannedSplits.NONE);
+  }
+
+  /**
+   * Translates {@code pipeline} as {@link #translate(Pipeline, WeirSettings)} does, but each Read
+   * that {@code planned} gives splits for gets those splits (one partition per split) instead of
+   * splitting its source. The pipeline must already be overridden (a second translation of a
+   * pipeline that {@code WeirRunner.translate} translated once).
+   *
+   * @throws IllegalStateException naming the step if {@code planned} gives a bounded read unbounded
+   *     splits or the other way round
+   * @throws UnsupportedOperationException naming the first transform Weir cannot run and its URN
+   */
+  public static JobPlan translate(Pipeline pipeline, WeirSettings settings, PlannedSplits planned) {
+    PipelineTranslator translator = new PipelineTranslator(settings, planned);
     pipeline.traverseTopologically(translator);
     return translator.context.plan();
   }

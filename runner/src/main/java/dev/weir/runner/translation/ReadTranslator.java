@@ -18,12 +18,24 @@ import org.apache.beam.sdk.util.construction.SplittableParDo;
  * metrics container current (a source may report metrics while it splits): a bounded source into
  * pieces of about its estimated size / {@code --parallelism} bytes (on any failure, one split is
  * always correct); an unbounded source into at most {@code --parallelism} splits (a failure fails
- * the translation).
+ * the translation). Splits given from outside ({@link PlannedSplits}, a shared split plan) are
+ * taken as they are, without splitting.
  */
 final class ReadTranslator implements TransformTranslator {
   @Override
   public void translate(TransformHierarchy.Node node, TranslationContext context) {
     PTransform<?, ?> transform = node.getTransform();
+    SourceSpec planned = context.plannedSplits().sourceOf(node.getFullName());
+    if (planned != null) {
+      boolean unbounded = transform instanceof SplittableParDo.PrimitiveUnboundedRead<?>
+          || transform instanceof Read.Unbounded<?>;
+      if (unbounded ? !(planned instanceof SourceSpec.Unbounded) : !(planned instanceof SourceSpec.Bounded)) {
+        throw new IllegalStateException("the splits given for " + node.getFullName() + " (" + planned.describe()
+            + ") do not fit it: it is " + (unbounded ? "an unbounded" : "a bounded") + " read");
+      }
+      context.sourceStage(node, planned, "Read");
+      return;
+    }
     SourceSpec source;
     if (transform instanceof SplittableParDo.PrimitiveBoundedRead<?> read) {
       source = boundedSplits(node, read.getSource(), context);

@@ -60,6 +60,7 @@ final class TranslationContext {
   }
 
   private final WeirSettings settings;
+  private final PlannedSplits planned;
   private final List<StagePlan> stages = new ArrayList<>();
   private final List<StreamPlan> streams = new ArrayList<>();
   private final Map<PValue, Producer> producers = new HashMap<>();
@@ -70,8 +71,14 @@ final class TranslationContext {
   /** Outputs of {@code GBKIntoKeyedWorkItems}: the shuffle their {@code ProcessElements} cuts. */
   private final Map<PValue, KeyedWorkItemsTranslator.Deferred> keyedWorkItems = new HashMap<>();
 
-  TranslationContext(WeirSettings settings) {
+  TranslationContext(WeirSettings settings, PlannedSplits planned) {
     this.settings = settings;
+    this.planned = planned;
+  }
+
+  /** Splits given from outside for some Reads (a shared split plan), else {@link PlannedSplits#NONE}. */
+  PlannedSplits plannedSplits() {
+    return planned;
   }
 
   /** The run's settings: {@code --parallelism}, bundle limits, and the options for user code. */
