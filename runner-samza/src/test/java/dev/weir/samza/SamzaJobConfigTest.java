@@ -91,6 +91,17 @@ class SamzaJobConfigTest {
   }
 
   @Test
+  void samzaCoresTimerMetrics_areOffUnlessTheUserTurnsThemOn() {
+    WeirSettings plain = settings("--executionEnvironment=SAMZA_LOCAL",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1");
+    assertThat(new SamzaJobConfig(countPlan(plain), plain, "job-1").config())
+        .containsEntry("metrics.timer.enabled", "false");
+    WeirSettings on = settings("--executionEnvironment=SAMZA_LOCAL",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,metrics.timer.enabled=true");
+    assertThat(new SamzaJobConfig(countPlan(on), on, "job-1").config()).containsEntry("metrics.timer.enabled", "true");
+  }
+
+  @Test
   void watermarkInterval_defaultsTo100Ms_takesTheUsersWholeNumber_andRejectsTheRestNamingKeyValueAndRange() {
     WeirSettings plain = settings("--executionEnvironment=SAMZA_LOCAL",
         "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1");
