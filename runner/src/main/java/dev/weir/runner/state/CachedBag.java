@@ -90,8 +90,7 @@ final class CachedBag<T> extends Cells implements BagState<T> {
     } else {
       chunk = store.get(cell, chunkCoder);
       if (chunk == null) {
-        throw new IllegalStateException("bag state " + this + " has length " + n + " but no chunk "
-            + n / CHUNK_ELEMENTS + " in store " + store.name());
+        throw missingChunk(n, n / CHUNK_ELEMENTS);
       }
       if (!(chunk instanceof ArrayList)) {
         chunk = new ArrayList<>(chunk); // ListCoder decodes to an ArrayList; this is only a guard
@@ -118,8 +117,7 @@ final class CachedBag<T> extends Cells implements BagState<T> {
     for (long c = 0; c < chunks; c++) {
       List<T> chunk = store.get(chunk(c), chunkCoder);
       if (chunk == null) {
-        throw new IllegalStateException("bag state " + this + " has length " + n + " but no chunk " + c
-            + " in store " + store.name());
+        throw missingChunk(n, c);
       }
       result.addAll(chunk);
     }
@@ -141,6 +139,12 @@ final class CachedBag<T> extends Cells implements BagState<T> {
     if (n > 0) {
       store.delete(lengthCell);
     }
+  }
+
+  /** A length cell that names a chunk the store lacks: state written by something else, or damaged. */
+  private IllegalStateException missingChunk(long length, long chunkIndex) {
+    return new IllegalStateException("bag state " + this + " has length " + length + " but no chunk " + chunkIndex
+        + " in store " + store.name());
   }
 
   @Override
