@@ -154,6 +154,14 @@ public final class HtmlReport {
     } else if (settings.has("events")) {
       page.text(" · " + String.format(Locale.ROOT, "%,d", settings.get("events").asLong()) + " events per run");
     }
+    JsonNode warmup = settings.path("warmupEventsPerRunner");
+    if (warmup.isObject() && warmup.size() > 0) {
+      // Each run's JVM first ran the same query over this many events, not measured.
+      StringBuilder w = new StringBuilder();
+      warmup.fields().forEachRemaining(e -> w.append(w.length() == 0 ? "" : ", ").append(e.getKey())
+          .append(' ').append(String.format(Locale.ROOT, "%,d", e.getValue().asLong())));
+      page.text(" · warm-up pass before each measured run: " + w + " events");
+    }
     if (settings.has("parallelism")) {
       page.text(" · parallelism " + settings.get("parallelism").asText());
     }

@@ -151,6 +151,8 @@ public final class ChildRun {
       }
     }
     o.putAll(spec.runner().runnerOptions(cores, runDir));
+    // The harness's (and the bare runner's) own option: a warm-up pass before the measured one.
+    o.put("warmupEvents", String.valueOf(spec.warmupEvents()));
     o.putAll(spec.sweep());
     for (String arg : passthrough) {
       String a = arg.startsWith("--") ? arg.substring(2) : arg;
@@ -213,6 +215,7 @@ public final class ChildRun {
     r.queryName = QuerySet.name(spec.query());
     r.mode = spec.mode();
     r.events = spec.events();
+    r.warmupEvents = spec.warmupEvents();
     r.repeat = spec.repeat();
     r.sweep.putAll(spec.sweep());
     r.runDir = runDir.toString();
@@ -274,8 +277,10 @@ public final class ChildRun {
     r.wallSec = (System.nanoTime() - t0) / 1e9;
     // The runners' state (Weir's RocksDB stores and checkpoints, Flink's RocksDB) is scratch once
     // the child is gone; a cancelled streaming job keeps it, and a sweep would fill the disk.
-    deleteScratch(runDir.resolve("weir-state"));
-    deleteScratch(runDir.resolve("flink-state"));
+    for (String scratch : List.of("weir-state", "flink-state")) {
+      deleteScratch(runDir.resolve(scratch));
+      deleteScratch(runDir.resolve(scratch + "-warmup")); // the harness's warm-up pass (WarmupPass)
+    }
     if (bootstrapServers != null) {
       // A cancelled (streaming) or killed Samza job keeps its topics; the next runs need none of them.
       String problem = kafka.deleteTopics(topicPrefix(runDir));
@@ -300,6 +305,12 @@ public final class ChildRun {
       }
       for (JsonNode e : perf.path("errors")) {
         r.nexmarkErrors.add(e.asText());
+      }
+    }
+    JsonNode warmPerf = spec.warmupEvents() > 0 ? readPerf(runDir.resolve("perf-warmup.json")) : null;
+    if (warmPerf != null) {
+      for (JsonNode e : warmPerf.path("errors")) {
+        r.nexmarkErrors.add("warm-up pass: " + e.asText());
       }
     }
     if (!finished) {
@@ -374,6 +385,7 @@ public final class ChildRun {
       return;
     }
     r.cpuSeconds = positiveOrNull(h.path("cpuSeconds"));
+    r.warmupCpuSeconds = positiveOrNull(h.path("warmupCpuSeconds"));
     r.peakRssBytes = h.path("peakRssBytes").asLong(-1) > 0 ? h.path("peakRssBytes").asLong() : null;
     r.gcTimeMs = h.path("gcTimeMs").isNumber() ? h.path("gcTimeMs").asLong() : null;
     r.gcCount = h.path("gcCount").isNumber() ? h.path("gcCount").asLong() : null;

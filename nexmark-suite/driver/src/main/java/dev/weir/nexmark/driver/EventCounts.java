@@ -1,5 +1,6 @@
 // Role: the --events option: Nexmark's numEvents per runner, so that each runner can be measured
-// at a size where it runs in steady state within the suite's time budget.
+// at a size where it runs in steady state within the suite's time budget; and, in the same syntax,
+// --warmup-events: the events of the warm-up pass each runner's child JVM runs first.
 // Threading: immutable; safe from any thread.
 package dev.weir.nexmark.driver;
 
@@ -16,10 +17,12 @@ import java.util.Map;
  * bare default leaves the others unset, which {@link #forRunner} reports as an error.
  */
 public final class EventCounts {
+  private final String option;
   private final Long defaultCount;
   private final Map<RunnerKind, Long> perRunner;
 
-  private EventCounts(Long defaultCount, Map<RunnerKind, Long> perRunner) {
+  private EventCounts(String option, Long defaultCount, Map<RunnerKind, Long> perRunner) {
+    this.option = option;
     this.defaultCount = defaultCount;
     this.perRunner = perRunner;
   }
@@ -31,8 +34,21 @@ public final class EventCounts {
    *     runner is unknown, or the same runner (or the default) is given twice
    */
   public static EventCounts parse(String text) {
+    return parse(text, "--events", 1);
+  }
+
+  /**
+   * Parses a {@code --warmup-events} value: the same syntax, counts >= 0 (0 = no warm-up pass).
+   *
+   * @throws IllegalArgumentException as {@link #parse(String)}, naming {@code --warmup-events}
+   */
+  public static EventCounts parseWarmup(String text) {
+    return parse(text, "--warmup-events", 0);
+  }
+
+  private static EventCounts parse(String text, String option, long minimum) {
     if (text == null || text.isBlank()) {
-      throw new IllegalArgumentException("--events is empty; give a count (e.g. 1000000) or "
+      throw new IllegalArgumentException(option + " is empty; give a count (e.g. 1000000) or "
           + "runner=count items (e.g. direct=50000,weir=1000000)");
     }
     Long dflt = null;
@@ -42,29 +58,30 @@ public final class EventCounts {
       int eq = item.indexOf('=');
       if (eq < 0) {
         if (dflt != null) {
-          throw new IllegalArgumentException("--events gives two default counts ('" + text + "')");
+          throw new IllegalArgumentException(option + " gives two default counts ('" + text + "')");
         }
-        dflt = count(item);
+        dflt = count(item, option, minimum);
       } else {
         RunnerKind r = RunnerKind.of(item.substring(0, eq));
-        if (per.put(r, count(item.substring(eq + 1))) != null) {
-          throw new IllegalArgumentException("--events names " + r.id() + " twice ('" + text + "')");
+        if (per.put(r, count(item.substring(eq + 1), option, minimum)) != null) {
+          throw new IllegalArgumentException(option + " names " + r.id() + " twice ('" + text + "')");
         }
       }
     }
-    return new EventCounts(dflt, per);
+    return new EventCounts(option, dflt, per);
   }
 
-  private static long count(String s) {
+  private static long count(String s, String option, long minimum) {
     try {
       long n = Long.parseLong(s.trim().replace("_", ""));
-      if (n > 0) {
+      if (n >= minimum) {
         return n;
       }
     } catch (NumberFormatException e) {
       // reported below
     }
-    throw new IllegalArgumentException("--events: '" + s.trim() + "' is not a positive event count");
+    throw new IllegalArgumentException(option + ": '" + s.trim() + "' is not "
+        + (minimum > 0 ? "a positive event count" : "an event count >= 0"));
   }
 
   /**
@@ -75,7 +92,7 @@ public final class EventCounts {
   public long forRunner(RunnerKind runner) {
     Long n = perRunner.getOrDefault(runner, defaultCount);
     if (n == null) {
-      throw new IllegalArgumentException("--events gives no count for runner " + runner.id()
+      throw new IllegalArgumentException(option + " gives no count for runner " + runner.id()
           + "; add " + runner.id() + "=N or a default count");
     }
     return n;

@@ -47,6 +47,13 @@ public final class NexmarkCommand implements Callable<Integer> {
    * reasoning is in bin/weir.
    */
   public static final String DEFAULT_EVENTS = "500000,direct=50000";
+  /**
+   * Default events of the warm-up pass every child JVM runs before its measured pass, per runner
+   * (same syntax as --events): enough for the JIT to have compiled the hot path of the fast
+   * queries before the measured interval starts, for every runner alike (bare included); Direct,
+   * ~100x slower, gets a pass of its own size's order. See bin/weir.
+   */
+  public static final String DEFAULT_WARMUP_EVENTS = "100000,direct=10000";
   /** Default per-run budget in seconds; see bin/weir. */
   public static final long DEFAULT_TIMEOUT_SEC = 150;
 
@@ -75,6 +82,14 @@ public final class NexmarkCommand implements Callable<Integer> {
           + "(direct=50000,flink=1000000,weir=1000000), or a default plus exceptions "
           + "(500000,direct=50000). Default: ${DEFAULT-VALUE}.")
   String events;
+
+  @Option(names = "--warmup-events", defaultValue = DEFAULT_WARMUP_EVENTS,
+      description = "Events of a warm-up pass each run's JVM makes over the same query before the "
+          + "measured pass (JIT compilation and class loading then stay out of the measured "
+          + "interval), for every runner alike; same syntax as --events, 0 = no warm-up "
+          + "(e.g. 0, or 1000000,direct=0). CPU and GC figures cover the measured pass. "
+          + "Default: ${DEFAULT-VALUE}.")
+  String warmupEvents;
 
   @Option(names = "--repeat", defaultValue = "1",
       description = "Runs per point; the summary uses the median. Default: ${DEFAULT-VALUE}.")
@@ -133,6 +148,8 @@ public final class NexmarkCommand implements Callable<Integer> {
     }
     EventCounts counts = EventCounts.parse(events);
     counts.asMap(rs); // every runner must have a count
+    EventCounts warm = EventCounts.parseWarmup(warmupEvents);
+    warm.asMap(rs);
     if (repeat < 1) {
       throw new IllegalArgumentException("--repeat must be at least 1");
     }
@@ -152,7 +169,7 @@ public final class NexmarkCommand implements Callable<Integer> {
           for (int rep = 1; rep <= repeat; rep++) {
             for (RunnerKind r : rs) {
               if (r.supports(q)) {
-                plan.add(new RunSpec(r, q, mode, counts.forRunner(r), combo, rep));
+                plan.add(new RunSpec(r, q, mode, counts.forRunner(r), combo, rep, warm.forRunner(r)));
               }
             }
           }
@@ -228,6 +245,8 @@ public final class NexmarkCommand implements Callable<Integer> {
     // of every runner is in "eventsPerRunner" and in each run record.
     doc.settings.put("events", perRunner.values().stream().mapToLong(Long::longValue).max().orElse(0));
     doc.settings.put("eventsPerRunner", perRunner);
+    EventCounts warm = EventCounts.parseWarmup(warmupEvents);
+    doc.settings.put("warmupEventsPerRunner", warm.asMap(kinds));
     doc.settings.put("repeat", repeat);
     doc.settings.put("timeoutPerRunSec", timeoutPerRun);
     doc.settings.put("parallelism", parallelism);
@@ -256,9 +275,10 @@ public final class NexmarkCommand implements Callable<Integer> {
         .writeValue(dir.resolve("runner-config.json").toFile(), doc.runnerConfigs);
 
     announce(dir);
-    System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %s per run, timeout %d s each) -> %s%n",
+    System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %s per run after a warm-up pass of %s, "
+        + "timeout %d s each) -> %s%n",
         plan.size(), String.join(",", runners), queries, String.join(",", modes),
-        counts.describe(kinds), timeoutPerRun, dir);
+        counts.describe(kinds), warm.describe(kinds), timeoutPerRun, dir);
     ChildRun executor = new ChildRun(layout, parallelism, timeoutPerRun, passthrough,
         assertCorrectness, profiling, suiteKafka);
     // Freeze the repository's own jars (harness, runner, state-cache) for the whole suite.
@@ -323,6 +343,7 @@ public final class NexmarkCommand implements Callable<Integer> {
     writeAll(doc, dir);
     System.out.println();
     System.out.print(doc.summary.table(order));
+    System.out.println("warm-up pass per run (same JVM, not measured): " + warm.describe(kinds));
     if (!counts.uniform(kinds)) {
       System.out.println("events per run: " + counts.describe(kinds) + " (ratios compare each "
           + "runner's throughput at its own size; result counts are compared only between runs "

@@ -26,7 +26,7 @@ import java.util.Map;
     "jvm", "runnerConfigs", "runs", "summary"})
 public final class ResultsDocument {
   /** Version of the results format; results.schema.json describes it. */
-  public static final String SCHEMA_VERSION = "1.1.0";
+  public static final String SCHEMA_VERSION = "1.2.0";
 
   public String schemaVersion = SCHEMA_VERSION;
   public String tool = "weir nexmark";
@@ -100,7 +100,7 @@ public final class ResultsDocument {
     StringBuilder sb = new StringBuilder();
     sb.append("runner,query,queryName,mode,events,repeat,sweep,status,exitStatus,eventsPerSec,"
         + "resultsPerSec,numResults,runtimeSec,wallSec,cpuSeconds,peakRssBytes,gcTimeMs,gcCount,"
-        + "correct,firstErrorLine\n");
+        + "correct,firstErrorLine,warmupEvents\n");
     for (RunRecord r : runs) {
       sb.append(csv(r.runner)).append(',').append(r.query).append(',').append(csv(r.queryName))
           .append(',').append(csv(r.mode)).append(',').append(r.events).append(',').append(r.repeat)
@@ -110,7 +110,8 @@ public final class ResultsDocument {
           .append(',').append(csv(r.runtimeSec)).append(',').append(csv(r.wallSec))
           .append(',').append(csv(r.cpuSeconds)).append(',').append(csv(r.peakRssBytes))
           .append(',').append(csv(r.gcTimeMs)).append(',').append(csv(r.gcCount))
-          .append(',').append(csv(r.correct)).append(',').append(csv(r.firstErrorLine)).append('\n');
+          .append(',').append(csv(r.correct)).append(',').append(csv(r.firstErrorLine))
+          .append(',').append(r.warmupEvents).append('\n');
     }
     Files.writeString(dir.resolve("results.csv"), sb.toString(), StandardCharsets.UTF_8);
   }

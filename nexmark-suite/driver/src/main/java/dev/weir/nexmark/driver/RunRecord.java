@@ -13,9 +13,9 @@ import java.util.Map;
  * One run's numbers. Units: events and results per second, seconds (runtime, wall, CPU),
  * bytes (peak RSS), milliseconds (GC time). Missing measurements are null.
  */
-@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "repeat", "sweep", "status",
+@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "wallSec",
-    "cpuSeconds", "peakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
+    "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
     "profiling"})
 public final class RunRecord {
@@ -28,6 +28,8 @@ public final class RunRecord {
   public String queryName;
   public String mode;
   public long events;
+  /** Events of the warm-up pass run in the same JVM before the measured one; 0 = none. */
+  public long warmupEvents;
   public int repeat;
   public Map<String, String> sweep = new LinkedHashMap<>();
   /** ok, failed or timeout. */
@@ -41,7 +43,10 @@ public final class RunRecord {
   public Double runtimeSec;
   /** Wall time of the child JVM as seen by the driver, seconds. */
   public Double wallSec;
+  /** CPU seconds of the measured pass (after a warm-up pass, the warm-up's are not in it). */
   public Double cpuSeconds;
+  /** CPU seconds of the warm-up pass; null without one. */
+  public Double warmupCpuSeconds;
   public Long peakRssBytes;
   public Long gcTimeMs;
   public Long gcCount;

@@ -6,12 +6,21 @@ import java.util.Map;
 
 /**
  * One planned run. {@code events} is Nexmark's numEvents; {@code sweep} maps option names to the
- * values of this run (empty without --sweep); {@code repeat} counts from 1.
+ * values of this run (empty without --sweep); {@code repeat} counts from 1; {@code warmupEvents}
+ * is the event count of the warm-up pass the child JVM runs before the measured one (0 = none).
  */
 public record RunSpec(RunnerKind runner, int query, String mode, long events,
-                      Map<String, String> sweep, int repeat) {
+                      Map<String, String> sweep, int repeat, long warmupEvents) {
   public RunSpec {
     sweep = Map.copyOf(sweep);
+    if (warmupEvents < 0) {
+      throw new IllegalArgumentException("warmupEvents must be >= 0, not " + warmupEvents);
+    }
+  }
+
+  /** A run without a warm-up pass. */
+  public RunSpec(RunnerKind runner, int query, String mode, long events, Map<String, String> sweep, int repeat) {
+    this(runner, query, mode, events, sweep, repeat, 0);
   }
 
   /** Whether the run is in streaming mode. */

@@ -138,7 +138,6 @@ public enum RunnerKind {
         break;
       case BARE:
         o.put("threads", String.valueOf(cores));
-        o.put("warmup", "true");
         o.put("work", "pipeline");
         break;
       default:
@@ -186,9 +185,10 @@ public enum RunnerKind {
         n.add("no runner: Nexmark Generator (NexmarkConfiguration defaults) split over one thread "
             + "per core; per event, in a plain loop, the work of Nexmark's pipeline (event monitor "
             + "and snoop counters with a clock read, the query's own work, result monitor, stamp, "
-            + "Format's JSON string per result, devnull; --work=query: the query's work only); one "
-            + "warm-up pass over the same events first; uses the classpath-direct classpath but not "
-            + "the Direct runner");
+            + "Format's JSON string per result, devnull; --work=query: the query's work only); Q0's "
+            + "coder round trip with the schema coder Nexmark's pipeline gives Event on every runner; "
+            + "the same --warmup-events pass as every runner; uses the classpath-direct classpath but "
+            + "not the Direct runner");
         break;
       default:
         throw new AssertionError(this);

@@ -60,4 +60,27 @@ class EventCountsTest {
     assertThat(plan).filteredOn(s -> s.runner() != RunnerKind.DIRECT)
         .allSatisfy(s -> assertThat(s.events()).isEqualTo(500_000));
   }
+
+  @Test
+  void warmupCountsAllowZeroAndNameTheirOwnOption() {
+    EventCounts w = EventCounts.parseWarmup("100000,direct=0");
+    assertThat(w.forRunner(RunnerKind.DIRECT)).isZero();
+    assertThat(w.forRunner(RunnerKind.BARE)).isEqualTo(100_000);
+    assertThatThrownBy(() -> EventCounts.parseWarmup("-1")).hasMessageContaining("--warmup-events")
+        .hasMessageContaining(">= 0");
+    assertThatThrownBy(() -> EventCounts.parse("0")).hasMessageContaining("--events")
+        .hasMessageContaining("positive");
+  }
+
+  @Test
+  void everyPlannedRunCarriesItsRunnersWarmupCount() {
+    NexmarkCommand c = new NexmarkCommand();
+    new picocli.CommandLine(c).parseArgs("--runners", "direct,weir,bare", "--queries", "0",
+        "--events", "1000", "--warmup-events", "500,direct=0");
+    assertThat(c.plan()).extracting(s -> s.runner().id() + ":" + s.warmupEvents())
+        .containsExactly("direct:0", "weir:500", "bare:500");
+    NexmarkCommand dflt = new NexmarkCommand();
+    new picocli.CommandLine(dflt).parseArgs("--runners", "weir", "--queries", "0");
+    assertThat(dflt.plan()).extracting(RunSpec::warmupEvents).containsExactly(100_000L);
+  }
 }

@@ -26,7 +26,7 @@ class NexmarkSmokeIT {
     // built, so an unsupported transform is a recorded failure, not a test failure).
     int exit = new CommandLine(new NexmarkCommand()).execute(
         "--runners", "direct,flink,weir", "--queries", "0,3", "--events", "10000",
-        "--timeout-per-run", "120", "--out", out.toString());
+        "--warmup-events", "2000", "--timeout-per-run", "120", "--out", out.toString());
     assertThat(exit).isZero();
 
     Path results;
@@ -52,6 +52,10 @@ class NexmarkSmokeIT {
         assertThat(n).as(runner + " Q" + query + " result count vs the other runners").isEqualTo(prev == null ? n : prev);
         assertThat(run.get("eventsPerSec").asDouble()).isPositive();
         assertThat(run.get("cpuSeconds").asDouble()).isPositive();
+        // Every runner's JVM ran the warm-up pass first, on its own perf file.
+        assertThat(run.get("warmupEvents").asLong()).isEqualTo(2000L);
+        assertThat(run.get("warmupCpuSeconds").asDouble()).isPositive();
+        assertThat(Path.of(run.get("runDir").asText()).resolve("perf-warmup.json")).exists();
         assertThat(run.get("peakRssBytes").asLong()).isPositive();
       } else {
         assertThat(run.get("firstErrorLine").asText()).isNotBlank();

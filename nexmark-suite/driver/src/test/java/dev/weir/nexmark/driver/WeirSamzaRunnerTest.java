@@ -58,10 +58,11 @@ class WeirSamzaRunnerTest {
     List<String> cmd = cr.command(spec, runDir, "cp", "127.0.0.1:9999");
     assertThat(cmd).contains("--add-opens=java.base/java.lang=ALL-UNNAMED", RunnerKind.HARNESS_MAIN,
         "--executionEnvironment=SAMZA_LOCAL");
-    // Embedded Weir never gets a Samza option.
-    RunSpec weir = new RunSpec(RunnerKind.WEIR, 4, "streaming", 10_000, Map.of(), 1);
+    // Embedded Weir never gets a Samza option; every runner gets the harness's warm-up count.
+    RunSpec weir = new RunSpec(RunnerKind.WEIR, 4, "streaming", 10_000, Map.of(), 1, 2_000);
     assertThat(new ChildRun(new SuiteLayout(tmp), 2, 10, List.of(), false, null).options(weir, runDir))
-        .doesNotContainKeys("executionEnvironment", "samzaConfigOverride");
+        .doesNotContainKeys("executionEnvironment", "samzaConfigOverride")
+        .containsEntry("warmupEvents", "2000");
   }
 
   @Test

@@ -30,19 +30,18 @@ import org.apache.beam.sdk.values.TimestampedValue;
 
 /**
  * Runner-less limit for Nexmark Q0-Q2. Arguments: {@code --query=0|1|2 --numEvents=N
- * [--threads=T] [--warmup=true|false] [--work=pipeline|query] [--perfFilename=F]}. Reports events
+ * [--threads=T] [--warmupEvents=W] [--work=pipeline|query] [--perfFilename=F]}. Reports events
  * per second (events generated and processed / wall seconds of the measured pass) and the number
- * of results; a warm-up pass over max(N, 1,000,000) events runs first unless
- * {@code --warmup=false}. {@code --work=pipeline} (the default) does per element what Nexmark's
+ * of results; with {@code --warmupEvents=W} (W > 0; default 0) a warm-up pass over W events runs
+ * first, as the harness runs one for every runner ({@link WarmupPass}), and CPU and GC figures
+ * cover the measured pass. {@code --work=pipeline} (the default) does per element what Nexmark's
  * pipeline does around the query ({@link PipelineWork}: monitors, snoop, stamp, a JSON string per
  * result, devnull), so the limit carries the same work a runner is given; {@code --work=query}
  * does only the query's own work (Q0's coder round trip, Q1's conversion, Q2's filter), the
- * lighter limit of earlier results.
+ * lighter limit of earlier results. Q0's round trip uses the coder Nexmark's pipeline gives
+ * Query0's input on every runner ({@link #pipelineEventCoder}).
  */
 public final class BareRunner {
-  /** Minimum number of events of the warm-up pass. */
-  static final long WARMUP_MIN_EVENTS = 1_000_000;
-
   private BareRunner() {}
 
   public static void main(String[] args) throws Exception {
@@ -52,7 +51,15 @@ public final class BareRunner {
     long numEvents = Long.parseLong(opts.getOrDefault("numEvents", "100000"));
     int threads = Integer.parseInt(
         opts.getOrDefault("threads", String.valueOf(Runtime.getRuntime().availableProcessors())));
-    boolean warmup = Boolean.parseBoolean(opts.getOrDefault("warmup", "true"));
+    long warmupEvents;
+    try {
+      warmupEvents = WarmupPass.parseEvents(opts.getOrDefault("warmupEvents", "0"));
+    } catch (IllegalArgumentException e) {
+      System.err.println("ERROR BareRunner: " + e.getMessage());
+      ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, e.getMessage());
+      System.exit(2);
+      return;
+    }
     String work = opts.getOrDefault("work", "pipeline");
     if (!work.equals("pipeline") && !work.equals("query")) {
       String msg = "--work=" + work + " is not a bare work mode; allowed values: pipeline, query";
@@ -70,11 +77,11 @@ public final class BareRunner {
     }
     NexmarkConfiguration config = NexmarkConfiguration.DEFAULT.copy();
     config.numEvents = numEvents;
-    if (warmup) {
-      // At least WARMUP_MIN_EVENTS so that small --numEvents still measure JIT-compiled code.
+    if (warmupEvents > 0) {
       NexmarkConfiguration warm = config.copy();
-      warm.numEvents = Math.max(numEvents, WARMUP_MIN_EVENTS);
+      warm.numEvents = warmupEvents;
       run(warm, query, threads, pipeline);
+      ProcessFacts.startMeasuredPass();
     }
     long t0 = System.nanoTime();
     long results = run(config, query, threads, pipeline);
@@ -95,14 +102,14 @@ public final class BareRunner {
     perf.put("shutdownDelaySec", 0.0);
     perf.put("timeDilation", 0.0);
     perf.put("jobId", null);
-    System.out.printf("BareRunner: query %d, %d events, %d threads, warm-up %s, work %s: %.3f s, %.0f events/s, %d results%n",
-        query, numEvents, threads, warmup, work, runtimeSec, numEvents / runtimeSec, results);
+    System.out.printf("BareRunner: query %d, %d events, %d threads, warm-up %d events, work %s: %.3f s, %.0f events/s, %d results%n",
+        query, numEvents, threads, warmupEvents, work, runtimeSec, numEvents / runtimeSec, results);
     if (perfFile != null) {
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(new File(perfFile), perf);
     }
     Map<String, Object> extra = new LinkedHashMap<>();
     extra.put("bareThreads", threads);
-    extra.put("bareWarmup", warmup);
+    extra.put("warmupEvents", warmupEvents);
     extra.put("bareWork", work);
     ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, null, extra);
     System.exit(0);
@@ -149,6 +156,7 @@ public final class BareRunner {
   static long work(GeneratorConfig part, int query, long auctionSkip, boolean pipeline)
       throws IOException {
     Generator gen = new Generator(part);
+    Coder<Event> eventCoder = query == 0 ? pipelineEventCoder() : null;
     PipelineWork around = pipeline ? new PipelineWork() : null;
     long results = 0;
     long sink = 0; // keeps the JIT from discarding the work
@@ -164,10 +172,10 @@ public final class BareRunner {
         case 0: {
           // As Query0's Serialize step: encode with the OUTER context, count bytes, decode.
           ByteArrayOutputStream out = new ByteArrayOutputStream();
-          Event.CODER.encode(e, out, Coder.Context.OUTER);
+          eventCoder.encode(e, out, Coder.Context.OUTER);
           byte[] bytes = out.toByteArray();
           sink += bytes.length;
-          Event back = Event.CODER.decode(new ByteArrayInputStream(bytes), Coder.Context.OUTER);
+          Event back = eventCoder.decode(new ByteArrayInputStream(bytes), Coder.Context.OUTER);
           sink += back.hashCode();
           result = back;
           break;
@@ -204,6 +212,23 @@ public final class BareRunner {
       System.out.print(""); // practically never; a use of sink
     }
     return results;
+  }
+
+  /**
+   * The coder of the events Query0 round-trips in Nexmark's pipeline: Query0 encodes with its
+   * input's coder, and that PCollection's coder is inferred, and since {@link Event} carries
+   * {@code @DefaultSchema(JavaFieldSchema.class)} inference picks the schema coder (a Row
+   * conversion per element) on every runner, not the hand-written {@code Event.CODER}. Profiles of
+   * Weir's Q0 show {@code SchemaCoder.encode}/{@code decode} under {@code Query0$1.processElement}.
+   *
+   * @throws IllegalStateException if Beam finds no schema for {@link Event}
+   */
+  static Coder<Event> pipelineEventCoder() {
+    try {
+      return org.apache.beam.sdk.schemas.SchemaRegistry.createDefault().getSchemaCoder(Event.class);
+    } catch (org.apache.beam.sdk.schemas.NoSuchSchemaException ex) {
+      throw new IllegalStateException("Beam found no schema for Nexmark's Event; Q0's coder is unknown", ex);
+    }
   }
 
   private static Map<String, String> parse(String[] args) {

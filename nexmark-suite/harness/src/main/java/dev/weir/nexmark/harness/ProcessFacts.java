@@ -1,6 +1,8 @@
 // Role: samples facts about the current JVM process (CPU time, GC, peak RSS, JVM and machine)
-// and writes them as the small JSON document the driver reads after a child run.
-// Threading: stateless static helpers; call from the thread that ends the run (no concurrency).
+// and writes them as the small JSON document the driver reads after a child run. After a warm-up
+// pass (startMeasuredPass) CPU and GC figures count from the start of the measured pass.
+// Threading: static helpers called from the harness's main thread only (the measured-pass
+// baseline is a plain static field written and read there).
 package dev.weir.nexmark.harness;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -23,10 +25,40 @@ public final class ProcessFacts {
   /** System property naming the JSON file to write; nothing is written when it is absent. */
   public static final String OUT_PROPERTY = "weir.harness.out";
 
+  /** CPU seconds, GC ms and GC count when the measured pass started; zeros without a warm-up. */
+  private static double baselineCpuSeconds;
+  private static long baselineGcTimeMs;
+  private static long baselineGcCount;
+  private static boolean warmedUp;
+
   private ProcessFacts() {}
 
   /**
-   * Collects the facts now.
+   * Marks the end of a warm-up pass: from now on {@link #collect} reports CPU seconds, GC time and
+   * GC count of the measured pass only, and the warm-up's as {@code warmupCpuSeconds},
+   * {@code warmupGcTimeMs} and {@code warmupGcCount}. Peak RSS stays the process's peak.
+   */
+  public static void startMeasuredPass() {
+    baselineCpuSeconds = Math.max(0, processCpuSeconds());
+    long[] gc = gcTotals();
+    baselineGcTimeMs = gc[0];
+    baselineGcCount = gc[1];
+    warmedUp = true;
+  }
+
+  /** {total GC time in ms, total GC count} over the JVM's collectors. */
+  private static long[] gcTotals() {
+    long gcTime = 0;
+    long gcCount = 0;
+    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+      gcTime += Math.max(0, gc.getCollectionTime());
+      gcCount += Math.max(0, gc.getCollectionCount());
+    }
+    return new long[] {gcTime, gcCount};
+  }
+
+  /**
+   * Collects the facts now (CPU and GC of the measured pass when {@link #startMeasuredPass} ran).
    *
    * @param wallSec wall-clock seconds since the harness started
    * @param error the first line of the error that ended the run, or null
@@ -34,15 +66,16 @@ public final class ProcessFacts {
   public static Map<String, Object> collect(double wallSec, String error) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("wallSec", wallSec);
-    m.put("cpuSeconds", processCpuSeconds());
-    long gcTime = 0;
-    long gcCount = 0;
-    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-      gcTime += Math.max(0, gc.getCollectionTime());
-      gcCount += Math.max(0, gc.getCollectionCount());
+    double cpu = processCpuSeconds();
+    long[] gc = gcTotals();
+    m.put("cpuSeconds", cpu < 0 ? cpu : cpu - baselineCpuSeconds);
+    m.put("gcTimeMs", gc[0] - baselineGcTimeMs);
+    m.put("gcCount", gc[1] - baselineGcCount);
+    if (warmedUp) {
+      m.put("warmupCpuSeconds", baselineCpuSeconds);
+      m.put("warmupGcTimeMs", baselineGcTimeMs);
+      m.put("warmupGcCount", baselineGcCount);
     }
-    m.put("gcTimeMs", gcTime);
-    m.put("gcCount", gcCount);
     m.put("peakRssBytes", peakRssBytes());
     Map<String, Object> jvm = new LinkedHashMap<>();
     jvm.put("version", System.getProperty("java.runtime.version"));

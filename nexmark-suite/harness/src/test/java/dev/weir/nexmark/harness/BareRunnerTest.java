@@ -26,4 +26,19 @@ class BareRunnerTest {
     assertThat(BareRunner.work(events(20_000), 0, auctionSkip, true)).isEqualTo(20_000);
     assertThat(BareRunner.work(events(20_000), 1, auctionSkip, true)).isEqualTo(18_400);
   }
+
+  @Test
+  void q0RoundTripsThroughTheSchemaCoderThePipelineInfersForEvents() throws Exception {
+    org.apache.beam.sdk.coders.Coder<org.apache.beam.sdk.nexmark.model.Event> coder = BareRunner.pipelineEventCoder();
+    assertThat(coder).isInstanceOf(org.apache.beam.sdk.schemas.SchemaCoder.class);
+    // The coder a pipeline gives a PCollection<Event> that it infers (as Nexmark's do).
+    org.apache.beam.sdk.Pipeline p = org.apache.beam.sdk.Pipeline.create();
+    org.apache.beam.sdk.nexmark.NexmarkUtils.setupPipeline(org.apache.beam.sdk.nexmark.NexmarkUtils.CoderStrategy.HAND, p);
+    org.apache.beam.sdk.values.PCollection<org.apache.beam.sdk.nexmark.model.Event> events = p
+        .apply(org.apache.beam.sdk.transforms.Create.empty(coder))
+        .apply(org.apache.beam.sdk.transforms.MapElements
+            .into(org.apache.beam.sdk.values.TypeDescriptor.of(org.apache.beam.sdk.nexmark.model.Event.class))
+            .via(e -> e));
+    assertThat(events.getCoder()).isEqualTo(coder);
+  }
 }
