@@ -98,18 +98,20 @@ public final class StepScope {
 
   private void switchTo(Step step) {
     current = step;
-    metrics.swap(step.metricsContainer);
+    metrics.swap(step.metricsContainer, step.cells);
     spans.switchTo(step.name);
   }
 
   /**
    * One PTransform of one task as the scope sees it: its span tag and its metrics container.
-   * Immutable; passing one along allocates nothing.
+   * Immutable but for the metric cells its own thread fills; passing one along allocates nothing.
    */
   public static final class Step implements StepRunner {
     private final StepScope scope;
     private final String name;
     private final MetricsContainer metricsContainer;
+    /** The cells this step's code has updated, found without a lookup by name (MetricsSwitch). */
+    private final MetricsSwitch.StepCells cells = new MetricsSwitch.StepCells();
 
     private Step(StepScope scope, String name, MetricsContainer metricsContainer) {
       this.scope = scope;

@@ -28,10 +28,12 @@ import org.apache.beam.sdk.util.HistogramData;
  * on every update ({@code getCounter(name).inc()}), which in runners-core's container is a
  * {@code ConcurrentHashMap} lookup hashing and comparing the {@link MetricName} (about 4% of CPU
  * samples on Nexmark Q0, whose monitors update six metrics per element). A metric object keeps one
- * {@code MetricName} instance, so a small direct-mapped cache keyed by the identity of (container,
- * name) answers repeated calls with two reference comparisons; a miss asks the container and fills
- * the slot. Valid because a container hands out one cell per name for its whole life (runners-core
- * resets cells in place, never replaces them). Allocation-free after the first call per metric.
+ * {@code MetricName} instance, so each step keeps the few cells its DoFns used in a
+ * {@link StepCells} (found by comparing name references in a short array, which stays in the CPU
+ * cache: a container thread runs many tasks, e.g. 50 tasks x 12 metrics on Nexmark, so one
+ * thread-wide table would not), and the switch consults the running step's. Valid because a
+ * container hands out one cell per name for its whole life (runners-core resets cells in place,
+ * never replaces them). Allocation-free after the first update of each metric.
  *
  * <p>Threading: one instance per container thread, used only by that thread. The step containers
  * it points to are read by other threads through {@link StepMetrics}.
@@ -40,22 +42,11 @@ import org.apache.beam.sdk.util.HistogramData;
 public final class MetricsSwitch implements MetricsContainer {
   private static final long serialVersionUID = 1L;
 
-  /** Slots of each cell cache; a power of two. Distinct metrics updated per thread are few. */
-  static final int CACHE_SLOTS = 64;
-  private static final int SLOT_MASK = CACHE_SLOTS - 1;
-
   /** Receives metrics reported while no step is current (e.g. executor code); never read. */
   private final MetricsContainer unscoped;
   private MetricsContainer current;
-
-  // Direct-mapped cell caches, slot = identity hash of the MetricName; a slot holds the container,
-  // the name and the cell it returned. Owner thread only (transient: the switch is never shipped).
-  private final transient MetricsContainer[] counterOwners = new MetricsContainer[CACHE_SLOTS];
-  private final transient MetricName[] counterNames = new MetricName[CACHE_SLOTS];
-  private final transient Counter[] counters = new Counter[CACHE_SLOTS];
-  private final transient MetricsContainer[] distributionOwners = new MetricsContainer[CACHE_SLOTS];
-  private final transient MetricName[] distributionNames = new MetricName[CACHE_SLOTS];
-  private final transient Distribution[] distributions = new Distribution[CACHE_SLOTS];
+  /** The running step's cells of {@link #current}; null to ask the container every time. */
+  private StepCells currentCells;
 
   /** Creates a switch whose current container is {@code unscoped}. */
   public MetricsSwitch(MetricsContainer unscoped) {
@@ -71,8 +62,20 @@ public final class MetricsSwitch implements MetricsContainer {
    * @param next the step's container, or null for the unscoped one
    */
   public MetricsContainer swap(MetricsContainer next) {
+    return swap(next, null);
+  }
+
+  /**
+   * As {@link #swap(MetricsContainer)}, with the cells the step keeps for {@code next} (one
+   * {@link StepCells} per step, created with the step, never shared between containers); the
+   * caller restores the previous step's container and cells with another call.
+   *
+   * @param cells {@code next}'s step cells, or null to look cells up in the container each time
+   */
+  public MetricsContainer swap(MetricsContainer next, StepCells cells) {
     MetricsContainer previous = current;
     current = next == null ? unscoped : next;
+    currentCells = cells;
     return previous;
   }
 
@@ -81,19 +84,15 @@ public final class MetricsSwitch implements MetricsContainer {
     MetricsEnvironment.setCurrentContainer(this);
   }
 
-  /** The current container's counter cell for {@code metricName}; cached by identity (see above). */
+  /** The current container's counter cell for {@code metricName}; from the step's cells if kept. */
   @Override
   public Counter getCounter(MetricName metricName) {
-    int slot = System.identityHashCode(metricName) & SLOT_MASK;
-    MetricsContainer container = current;
-    if (counterNames[slot] == metricName && counterOwners[slot] == container) {
-      return counters[slot];
+    StepCells cells = currentCells;
+    if (cells == null) {
+      return current.getCounter(metricName);
     }
-    Counter cell = container.getCounter(metricName);
-    counterOwners[slot] = container;
-    counterNames[slot] = metricName;
-    counters[slot] = cell;
-    return cell;
+    Counter cell = cells.counter(metricName);
+    return cell != null ? cell : cells.keepCounter(metricName, current.getCounter(metricName));
   }
 
   @Override
@@ -101,19 +100,16 @@ public final class MetricsSwitch implements MetricsContainer {
     return current.getPerWorkerCounter(metricName);
   }
 
-  /** The current container's distribution cell for {@code metricName}; cached by identity. */
+  /** The current container's distribution cell for {@code metricName}; from the step's cells if kept. */
   @Override
   public Distribution getDistribution(MetricName metricName) {
-    int slot = System.identityHashCode(metricName) & SLOT_MASK;
-    MetricsContainer container = current;
-    if (distributionNames[slot] == metricName && distributionOwners[slot] == container) {
-      return distributions[slot];
+    StepCells cells = currentCells;
+    if (cells == null) {
+      return current.getDistribution(metricName);
     }
-    Distribution cell = container.getDistribution(metricName);
-    distributionOwners[slot] = container;
-    distributionNames[slot] = metricName;
-    distributions[slot] = cell;
-    return cell;
+    Distribution cell = cells.distribution(metricName);
+    return cell != null
+        ? cell : cells.keepDistribution(metricName, current.getDistribution(metricName));
   }
 
   @Override
@@ -134,5 +130,69 @@ public final class MetricsSwitch implements MetricsContainer {
   @Override
   public Histogram getHistogram(MetricName metricName, HistogramData.BucketType bucketType) {
     return current.getHistogram(metricName, bucketType);
+  }
+
+  /**
+   * The counter and distribution cells one step (one PTransform of one task) has used, by the
+   * identity of their {@link MetricName}: short arrays scanned with reference comparisons. A step
+   * that builds metric names per call would fill them; past {@link #MAX_CELLS} per kind they are
+   * emptied and refilled (each such update then costs what it costs without cells).
+   *
+   * <p>Threading: used only by the thread running the step (its container thread).
+   */
+  public static final class StepCells {
+    /** Most cells kept per kind; Nexmark's busiest step updates six metrics. */
+    static final int MAX_CELLS = 32;
+
+    private MetricName[] counterNames = new MetricName[4];
+    private Counter[] counters = new Counter[4];
+    private int counterCount;
+    private MetricName[] distributionNames = new MetricName[4];
+    private Distribution[] distributions = new Distribution[4];
+    private int distributionCount;
+
+    Counter counter(MetricName name) {
+      MetricName[] names = counterNames;
+      for (int i = 0; i < counterCount; i++) {
+        if (names[i] == name) {
+          return counters[i];
+        }
+      }
+      return null;
+    }
+
+    Counter keepCounter(MetricName name, Counter cell) {
+      if (counterCount == MAX_CELLS) {
+        counterCount = 0;
+      } else if (counterCount == counterNames.length) {
+        counterNames = java.util.Arrays.copyOf(counterNames, counterCount * 2);
+        counters = java.util.Arrays.copyOf(counters, counterCount * 2);
+      }
+      counterNames[counterCount] = name;
+      counters[counterCount++] = cell;
+      return cell;
+    }
+
+    Distribution distribution(MetricName name) {
+      MetricName[] names = distributionNames;
+      for (int i = 0; i < distributionCount; i++) {
+        if (names[i] == name) {
+          return distributions[i];
+        }
+      }
+      return null;
+    }
+
+    Distribution keepDistribution(MetricName name, Distribution cell) {
+      if (distributionCount == MAX_CELLS) {
+        distributionCount = 0;
+      } else if (distributionCount == distributionNames.length) {
+        distributionNames = java.util.Arrays.copyOf(distributionNames, distributionCount * 2);
+        distributions = java.util.Arrays.copyOf(distributions, distributionCount * 2);
+      }
+      distributionNames[distributionCount] = name;
+      distributions[distributionCount++] = cell;
+      return cell;
+    }
   }
 }
