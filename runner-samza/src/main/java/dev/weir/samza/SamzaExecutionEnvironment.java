@@ -149,7 +149,17 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
               .collect(Collectors.joining("\n")));
       LocalApplicationRunner runner = new LocalApplicationRunner(app, new MapConfig(config.config()));
       Job job = new Job(runner, binding, admin, config, config.runDirectory(), metrics);
-      runner.run((ExternalContext) null);
+      try {
+        runner.run((ExternalContext) null);
+      } catch (RuntimeException e) {
+        if (config.zookeeper() != null) {
+          throw new IllegalStateException("Weir job " + config.jobName() + " could not start on samza-core's ZooKeeper "
+              + "coordinator with ZooKeeper at " + config.zookeeper() + " (" + SamzaJobConfig.ZK_CONNECT + "; "
+              + SamzaJobConfig.ZK_CONNECTION_TIMEOUT_MS + "=" + config.config().get(SamzaJobConfig.ZK_CONNECTION_TIMEOUT_MS)
+              + "): " + rootCause(e), e);
+        }
+        throw e;
+      }
       job.watch();
       return WeirPipelineResult.of(job);
     } catch (IOException e) {
@@ -182,7 +192,8 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
    */
   private static SharedPlan splitPlan(JobPlan plan, SamzaJobConfig config, KafkaSettings kafka,
       WeirKafkaAdmin admin) {
-    String me = config.standalone() ? "processor " + config.config().get("processor.id") : "SAMZA_LOCAL";
+    String me = config.standalone() ? "processor " + (config.processorId() == null ? "(generated)" : config.processorId())
+        : "SAMZA_LOCAL";
     SourceSplitPlan mine = SourceSplitPlan.of(plan, config.jobName(),
         me + " (pid " + ProcessHandle.current().pid() + " on " + hostName() + ")");
     SplitPlanStore store;
@@ -197,6 +208,14 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       return new SharedPlan(mine, "this process's translation");
     }
     return new SharedPlan(SourceSplitPlan.resolve(store, mine), store.describe());
+  }
+
+  private static String rootCause(Throwable t) {
+    Throwable root = t;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getClass().getName() + ": " + root.getMessage();
   }
 
   private static String hostName() {
