@@ -125,6 +125,31 @@ class SamzaZooKeeperTakeoverIT {
     }
   }
 
+  /** ZooKeeper unreachable (nothing listens at the address): the run fails in time naming the address. */
+  @Test
+  void unreachableZooKeeper_failsWithinTheTimeOutNamingTheAddress() throws Exception {
+    int port;
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+      port = socket.getLocalPort(); // closed again: nothing listens there
+    }
+    String address = "127.0.0.1:" + port;
+    dev.weir.runner.WeirPipelineOptions options = org.apache.beam.sdk.options.PipelineOptionsFactory.fromArgs(
+        "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--parallelism=2", "--stateBackend=memory",
+        "--jobName=zk-unreachable", "--stateDirectory=" + Path.of("target", "samza-zk-it", "unreachable").toAbsolutePath(),
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + KAFKA.broker().bootstrapServers()
+            + ",job.coordinator.zk.connect=" + address + ",job.coordinator.zk.connection.timeout.ms=5000,job.id=u"
+            + System.currentTimeMillis())
+        .as(dev.weir.runner.WeirPipelineOptions.class);
+    org.apache.beam.sdk.Pipeline p = org.apache.beam.sdk.Pipeline.create(options);
+    p.apply(org.apache.beam.sdk.transforms.Create.of("a", "b"))
+        .apply(org.apache.beam.sdk.transforms.Count.perElement());
+    long startNs = System.nanoTime();
+    org.assertj.core.api.Assertions.assertThatThrownBy(p::run)
+        .hasMessageContaining("ZooKeeper at " + address)
+        .hasMessageContaining("job.coordinator.zk.connection.timeout.ms=5000");
+    assertThat((System.nanoTime() - startNs) / 1_000_000L).isLessThan(60_000L);
+  }
+
   private static KafkaProducer<String, String> producer(String bootstrap) {
     return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
         ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer());
