@@ -20,7 +20,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Starts real ZooKeeper servers (child JVMs): one for the class through {@link
- * ZooKeeperExtension}, one more for the port-taken case. About 5 s on 2 cores.
+ * ZooKeeperExtension}, more for the command line and stopping, and none for the port-taken case.
+ * About 3 s on 2 cores.
  */
 class ZooKeeperServerIT {
 
@@ -60,6 +61,32 @@ class ZooKeeperServerIT {
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("127.0.0.1:" + port);
     }
+  }
+
+  @Test
+  void commandLine_startStatusStop() {
+    Path dir = Paths.get("target", "zookeeper-it", "cli-" + System.currentTimeMillis()).toAbsolutePath();
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream print = new java.io.PrintStream(out, true, StandardCharsets.UTF_8);
+    String[] where = {"--port", "0", "--dir", dir.toString()};
+    try {
+      assertThat(ZooKeeperCli.run(cat("start", where), print, print)).as(out.toString()).isZero();
+      assertThat(out.toString()).contains("ZooKeeper running at 127.0.0.1:");
+      assertThat(ZooKeeperCli.run(cat("status", where), print, print)).isZero();
+      assertThat(ZooKeeperCli.run(cat("stop", where), print, print)).isZero();
+      assertThat(ZooKeeperCli.run(cat("status", where), print, print)).isEqualTo(1);
+      assertThat(ZooKeeperCli.run(new String[] {"start", "--port", "x"}, print, print)).isEqualTo(2);
+      assertThat(out.toString()).contains("--port: not a port number: x");
+    } finally {
+      ZooKeeperServer.attach(dir).ifPresent(ZooKeeperServer::close);
+    }
+  }
+
+  private static String[] cat(String command, String[] rest) {
+    String[] all = new String[rest.length + 1];
+    all[0] = command;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
   }
 
   @Test
