@@ -56,8 +56,11 @@ import org.slf4j.LoggerFactory;
  * ({@link SamzaStageTaskFactory}). At start the final Samza config is logged (INFO). Source splits
  * resume at their checkpointed positions (runner's BeamSourceSystemFactory) and what a source
  * stage sends again after a restart is dropped downstream by sequence number
- * ({@link MessageSequences}). Not yet (issue 15): deduplication of what other stages send again,
- * ZooKeeper coordination.
+ * ({@link MessageSequences}). With {@code job.coordinator.zk.connect}, SAMZA_STANDALONE runs
+ * samza-core's ZooKeeper coordinator ({@link SamzaJobConfig}): the processes alive share the tasks
+ * and take over a dead process's tasks (their stores restored from the changelogs, their inputs
+ * from the checkpoints); a ZooKeeper that cannot be reached fails the start naming its address.
+ * Not yet (issue 15): deduplication of what other stages send again.
  *
  * <p>Threading: stateless; {@link #run} may be called from any thread, once per job.
  */

@@ -32,6 +32,14 @@ import java.util.UUID;
  * {@value SourceSplitPlan#PLAN_FILE_CONFIG} (a source split plan file; without it a SAMZA_STANDALONE
  * job keeps its plan on the topic {@code <prefix>-<job>-<job.id>-plan}, see {@link SourceSplitPlan}).
  *
+ * <p>SAMZA_STANDALONE with {@value #ZK_CONNECT}: samza-core's ZooKeeper coordinator ({@value
+ * #ZK_COORDINATOR}) in place of the passthrough one, its coordinator stream on Weir's Kafka system
+ * ({@code job.coordinator.system}, Weir's), samza-core's {@value #ZK_TASK_GROUPER} (tasks over the
+ * live processors, any number), a processor id per process start unless the user sets {@code
+ * processor.id} or {@code app.processor-id-generator.class}, and {@value #ZK_CONNECTION_TIMEOUT_MS}
+ * {@value #DEFAULT_ZK_CONNECTION_TIMEOUT_MS} ms unless set; {@code job.container.count} is rejected
+ * there, and {@value #ZK_CONNECT} with SAMZA_LOCAL.
+ *
  * <p>Threading: immutable once built.
  */
 final class SamzaJobConfig {
@@ -64,6 +72,7 @@ final class SamzaJobConfig {
   static final String ZK_CONNECTION_TIMEOUT_MS = "job.coordinator.zk.connection.timeout.ms";
   /** Weir's default of {@value #ZK_CONNECTION_TIMEOUT_MS}, ms (samza-core's is 60000): an unreachable ZooKeeper fails the start sooner. */
   static final long DEFAULT_ZK_CONNECTION_TIMEOUT_MS = 30_000L;
+  /** samza-core's ZooKeeper job coordinator. */
   static final String ZK_COORDINATOR = "org.apache.samza.zk.ZkJobCoordinatorFactory";
   /** samza-core's grouper of tasks over the processors the ZooKeeper leader sees alive (any count). */
   static final String ZK_TASK_GROUPER = "org.apache.samza.container.grouper.task.GroupByContainerIdsFactory";
