@@ -56,8 +56,11 @@ import org.slf4j.LoggerFactory;
  * ({@link SamzaStageTaskFactory}). At start the final Samza config is logged (INFO). Source splits
  * resume at their checkpointed positions (runner's BeamSourceSystemFactory) and what a source
  * stage sends again after a restart is dropped downstream by sequence number
- * ({@link MessageSequences}). Not yet (issue 15): deduplication of what other stages send again,
- * ZooKeeper coordination.
+ * ({@link MessageSequences}). With {@code job.coordinator.zk.connect}, SAMZA_STANDALONE runs
+ * samza-core's ZooKeeper coordinator ({@link SamzaJobConfig}): the processes alive share the tasks
+ * and take over a dead process's tasks (their stores restored from the changelogs, their inputs
+ * from the checkpoints); a ZooKeeper that cannot be reached fails the start naming its address.
+ * Not yet (issue 15): deduplication of what other stages send again.
  *
  * <p>Threading: stateless; {@link #run} may be called from any thread, once per job.
  */
@@ -149,7 +152,17 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
               .collect(Collectors.joining("\n")));
       LocalApplicationRunner runner = new LocalApplicationRunner(app, new MapConfig(config.config()));
       Job job = new Job(runner, binding, admin, config, config.runDirectory(), metrics);
-      runner.run((ExternalContext) null);
+      try {
+        runner.run((ExternalContext) null);
+      } catch (RuntimeException e) {
+        if (config.zookeeper() != null) {
+          throw new IllegalStateException("Weir job " + config.jobName() + " could not start on samza-core's ZooKeeper "
+              + "coordinator with ZooKeeper at " + config.zookeeper() + " (" + SamzaJobConfig.ZK_CONNECT + "; "
+              + SamzaJobConfig.ZK_CONNECTION_TIMEOUT_MS + "=" + config.config().get(SamzaJobConfig.ZK_CONNECTION_TIMEOUT_MS)
+              + "): " + rootCause(e), e);
+        }
+        throw e;
+      }
       job.watch();
       return WeirPipelineResult.of(job);
     } catch (IOException e) {
@@ -182,7 +195,8 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
    */
   private static SharedPlan splitPlan(JobPlan plan, SamzaJobConfig config, KafkaSettings kafka,
       WeirKafkaAdmin admin) {
-    String me = config.standalone() ? "processor " + config.config().get("processor.id") : "SAMZA_LOCAL";
+    String me = config.standalone() ? "processor " + (config.processorId() == null ? "(generated)" : config.processorId())
+        : "SAMZA_LOCAL";
     SourceSplitPlan mine = SourceSplitPlan.of(plan, config.jobName(),
         me + " (pid " + ProcessHandle.current().pid() + " on " + hostName() + ")");
     SplitPlanStore store;
@@ -197,6 +211,14 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
       return new SharedPlan(mine, "this process's translation");
     }
     return new SharedPlan(SourceSplitPlan.resolve(store, mine), store.describe());
+  }
+
+  private static String rootCause(Throwable t) {
+    Throwable root = t;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getClass().getName() + ": " + root.getMessage();
   }
 
   private static String hostName() {

@@ -32,6 +32,14 @@ import java.util.UUID;
  * {@value SourceSplitPlan#PLAN_FILE_CONFIG} (a source split plan file; without it a SAMZA_STANDALONE
  * job keeps its plan on the topic {@code <prefix>-<job>-<job.id>-plan}, see {@link SourceSplitPlan}).
  *
+ * <p>SAMZA_STANDALONE with {@value #ZK_CONNECT}: samza-core's ZooKeeper coordinator ({@value
+ * #ZK_COORDINATOR}) in place of the passthrough one, its coordinator stream on Weir's Kafka system
+ * ({@code job.coordinator.system}, Weir's), samza-core's {@value #ZK_TASK_GROUPER} (tasks over the
+ * live processors, any number), a processor id per process start unless the user sets {@code
+ * processor.id} or {@code app.processor-id-generator.class}, and {@value #ZK_CONNECTION_TIMEOUT_MS}
+ * {@value #DEFAULT_ZK_CONNECTION_TIMEOUT_MS} ms unless set; {@code job.container.count} is rejected
+ * there, and {@value #ZK_CONNECT} with SAMZA_LOCAL.
+ *
  * <p>Threading: immutable once built.
  */
 final class SamzaJobConfig {
@@ -58,6 +66,16 @@ final class SamzaJobConfig {
   /** Config prefix of Weir's grouping: physical stream name to the stage that reads it. */
   static final String GROUPER_PREFIX = "weir.grouper.stage-of.";
   private static final String FILE_CHECKPOINTS = "org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory";
+  /** User key: ZooKeeper's connect string; with it SAMZA_STANDALONE runs samza-core's ZooKeeper coordinator. */
+  static final String ZK_CONNECT = "job.coordinator.zk.connect";
+  /** samza-core's ZooKeeper connection time-out key, ms; Weir's default {@value #DEFAULT_ZK_CONNECTION_TIMEOUT_MS}. */
+  static final String ZK_CONNECTION_TIMEOUT_MS = "job.coordinator.zk.connection.timeout.ms";
+  /** Weir's default of {@value #ZK_CONNECTION_TIMEOUT_MS}, ms (samza-core's is 60000): an unreachable ZooKeeper fails the start sooner. */
+  static final long DEFAULT_ZK_CONNECTION_TIMEOUT_MS = 30_000L;
+  /** samza-core's ZooKeeper job coordinator. */
+  static final String ZK_COORDINATOR = "org.apache.samza.zk.ZkJobCoordinatorFactory";
+  /** samza-core's grouper of tasks over the processors the ZooKeeper leader sees alive (any count). */
+  static final String ZK_TASK_GROUPER = "org.apache.samza.container.grouper.task.GroupByContainerIdsFactory";
   /** The Samza store of every task's Weir state. */
   static final String STATE_STORE = "weir-state";
   /** Samza's default commit interval, ms; the tasks' own commit interval unless the user sets task.commit.ms. */
@@ -85,6 +103,8 @@ final class SamzaJobConfig {
   private final String planTopic;
   private final String planFile;
   private final String checkpointTopic;
+  private final String zookeeper;
+  private final String processorId;
 
   /**
    * @param jobId the id under which the job's sources are bound in this JVM ({@link WeirJobs})
@@ -99,9 +119,37 @@ final class SamzaJobConfig {
     this.runId = standalone ? sanitize(user.getOrDefault("job.id", "1")) : UUID.randomUUID().toString().substring(0, 8);
     long containers = 1;
     long processor = 0;
-    if (standalone) {
+    String zk = user.get(ZK_CONNECT);
+    this.zookeeper = zk == null || zk.isBlank() ? null : zk.trim();
+    if (zookeeper != null && !standalone) {
+      throw new IllegalArgumentException(ZK_CONNECT + "=" + zookeeper + " makes no sense with --executionEnvironment="
+          + settings.executionEnvironment() + " (one process, samza-core's passthrough coordinator); ZooKeeper "
+          + "coordination needs --executionEnvironment=SAMZA_STANDALONE");
+    }
+    if (user.containsKey("job.coordinator.system")) {
+      throw new IllegalArgumentException("job.coordinator.system is Weir's to set (with " + ZK_CONNECT
+          + ", the coordinator stream is on Weir's Kafka system " + KAFKA_SYSTEM + "); remove it from --samzaConfig "
+          + "and --samzaConfigOverride");
+    }
+    String zkProcessor = null;
+    if (zookeeper != null) {
+      if (user.containsKey("job.container.count")) {
+        throw new IllegalArgumentException("job.container.count=" + user.get("job.container.count") + " makes no sense "
+            + "with " + ZK_CONNECT + " (samza-core's ZooKeeper coordinator spreads the tasks over the processes that "
+            + "are alive, whatever their number); remove it");
+      }
+      String given = user.get("processor.id");
+      if (given != null && !given.isBlank()) {
+        zkProcessor = given.trim();
+      } else if (!user.containsKey("app.processor-id-generator.class")) {
+        // unique per process start: a restarted process is a new member (its old ZooKeeper session may linger)
+        zkProcessor = hostName() + "-" + ProcessHandle.current().pid() + "-"
+            + UUID.randomUUID().toString().substring(0, 4);
+      }
+    } else if (standalone) {
       String where = " (--executionEnvironment=SAMZA_STANDALONE: every process runs the same main with its own "
-          + "processor.id, 0 .. job.container.count - 1, in --samzaConfig or --samzaConfigOverride)";
+          + "processor.id, 0 .. job.container.count - 1, in --samzaConfig or --samzaConfigOverride; or "
+          + ZK_CONNECT + " for samza-core's ZooKeeper coordinator, which needs neither)";
       if (!user.containsKey("processor.id") || !user.containsKey("job.container.count")) {
         throw new IllegalArgumentException("missing " + java.util.stream.Stream.of("processor.id", "job.container.count")
             .filter(k -> !user.containsKey(k)).collect(java.util.stream.Collectors.joining(" and ")) + where);
@@ -137,11 +185,27 @@ final class SamzaJobConfig {
     Map<String, String> c = new TreeMap<>(user);
     c.put("job.name", jobName);
     c.put("job.id", runId);
-    c.put("job.coordinator.factory", "org.apache.samza.standalone.PassthroughJobCoordinatorFactory");
-    c.put("processor.id", Long.toString(processor));
+    if (zookeeper != null) {
+      c.put("job.coordinator.factory", ZK_COORDINATOR);
+      c.put(ZK_CONNECT, zookeeper);
+      c.putIfAbsent(ZK_CONNECTION_TIMEOUT_MS, Long.toString(DEFAULT_ZK_CONNECTION_TIMEOUT_MS));
+      // samza-core's ZooKeeper coordinator keeps its job model versions and the changelog
+      // partition mapping on a coordinator stream: a topic on Weir's Kafka system
+      c.put("job.coordinator.system", KAFKA_SYSTEM);
+      if (zkProcessor != null) {
+        c.put("processor.id", zkProcessor);
+      }
+      c.put("task.name.grouper.factory", ZK_TASK_GROUPER);
+    } else {
+      c.put("job.coordinator.factory", "org.apache.samza.standalone.PassthroughJobCoordinatorFactory");
+      c.put("processor.id", Long.toString(processor));
+    }
+    this.processorId = c.get("processor.id");
     if (standalone) {
-      c.put("job.container.count", Long.toString(containers));
-      c.put("task.name.grouper.factory", "org.apache.samza.container.grouper.task.GroupByContainerCountFactory");
+      if (zookeeper == null) {
+        c.put("job.container.count", Long.toString(containers));
+        c.put("task.name.grouper.factory", "org.apache.samza.container.grouper.task.GroupByContainerCountFactory");
+      }
       c.putIfAbsent("task.checkpoint.factory", WeirKafkaCheckpointManagerFactory.class.getName());
       c.put(WeirKafkaCheckpointManagerFactory.TOPIC_CONFIG, prefix + "-" + jobName + "-" + runId + "-checkpoints");
       if (FILE_CHECKPOINTS.equals(c.get("task.checkpoint.factory"))) {
@@ -214,6 +278,19 @@ final class SamzaJobConfig {
       c.put(GROUPER_PREFIX + topics.get(stream.name()), stream.consumer().name());
     }
     this.config = Map.copyOf(c);
+  }
+
+  /**
+   * ZooKeeper's connect string ({@value #ZK_CONNECT}) when SAMZA_STANDALONE runs samza-core's
+   * ZooKeeper coordinator, else null (passthrough coordinator).
+   */
+  String zookeeper() {
+    return zookeeper;
+  }
+
+  /** This process's Samza processor id ({@code processor.id}), or null when a user's generator makes it. */
+  String processorId() {
+    return processorId;
   }
 
   /** The generated config with the user's, as samza-core gets it (descriptors add streams and serdes). */
@@ -304,6 +381,14 @@ final class SamzaJobConfig {
   /** Whether a normally ended run deletes its topics. */
   boolean deleteTopics() {
     return deleteTopics;
+  }
+
+  private static String hostName() {
+    try {
+      return sanitize(java.net.InetAddress.getLocalHost().getHostName());
+    } catch (java.io.IOException | SecurityException e) {
+      return "host";
+    }
   }
 
   private static long positive(Map<String, String> user, String key, String dflt, long max) {

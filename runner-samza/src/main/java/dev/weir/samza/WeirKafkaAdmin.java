@@ -122,12 +122,15 @@ final class WeirKafkaAdmin implements SystemAdmin {
 
   /**
    * Creates the topic with the spec's partition count (replication: {@code 1}, records up to
-   * {@link KafkaSettings#MAX_MESSAGE_BYTES}); false if it exists.
+   * {@link KafkaSettings#MAX_MESSAGE_BYTES}); false if it exists. A store's changelog and samza-core's
+   * coordinator stream (with ZooKeeper coordination: job model versions and the task-to-changelog
+   * partition mapping, keyed) are compacted, so that time-based retention never drops the latest value
+   * of a key.
    */
   @Override
   public boolean createStream(StreamSpec spec) {
     return createTopics(Map.of(spec.getPhysicalName(), spec.getPartitionCount()), (short) 1,
-        spec.isChangeLogStream()).contains(spec.getPhysicalName());
+        spec.isChangeLogStream() || spec.isCoordinatorStream()).contains(spec.getPhysicalName());
   }
 
   /**

@@ -82,6 +82,66 @@ class SamzaJobConfigTest {
   }
 
   @Test
+  void zookeeper_standaloneRunsSamzasZkCoordinator_withItsCoordinatorStreamOnWeirsKafkaAndAGeneratedProcessorId() {
+    WeirSettings settings = settings("--executionEnvironment=SAMZA_STANDALONE", "--jobName=zk",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,job.coordinator.zk.connect=z:2181,job.id=7");
+    SamzaJobConfig config = new SamzaJobConfig(countPlan(settings), settings, "job-1");
+    Map<String, String> c = config.config();
+    assertThat(config.zookeeper()).isEqualTo("z:2181");
+    assertThat(c).containsEntry("job.coordinator.factory", "org.apache.samza.zk.ZkJobCoordinatorFactory")
+        .containsEntry("job.coordinator.zk.connect", "z:2181")
+        .containsEntry("job.coordinator.zk.connection.timeout.ms", "30000")
+        .containsEntry("job.coordinator.system", SamzaJobConfig.KAFKA_SYSTEM)
+        .containsEntry("task.name.grouper.factory",
+            "org.apache.samza.container.grouper.task.GroupByContainerIdsFactory")
+        .containsEntry("job.systemstreampartition.grouper.factory", WeirStreamGrouperFactory.class.getName())
+        .containsEntry("job.id", "7")
+        .doesNotContainKey("job.container.count");
+    // a processor id per process start: host, pid and a random part
+    assertThat(config.processorId()).contains("-" + ProcessHandle.current().pid() + "-");
+    assertThat(c).containsEntry("processor.id", config.processorId());
+    assertThat(new SamzaJobConfig(countPlan(settings), settings, "job-1").processorId())
+        .as("another start, another id").isNotEqualTo(config.processorId());
+
+    WeirSettings named = settings("--executionEnvironment=SAMZA_STANDALONE", "--samzaConfigOverride="
+        + "weir.kafka.bootstrap.servers=h:1,job.coordinator.zk.connect=z:2181,processor.id=worker-a,"
+        + "job.coordinator.zk.connection.timeout.ms=5000");
+    SamzaJobConfig withId = new SamzaJobConfig(countPlan(named), named, "job-1");
+    assertThat(withId.config()).containsEntry("processor.id", "worker-a")
+        .containsEntry("job.coordinator.zk.connection.timeout.ms", "5000");
+
+    WeirSettings generator = settings("--executionEnvironment=SAMZA_STANDALONE", "--samzaConfigOverride="
+        + "weir.kafka.bootstrap.servers=h:1,job.coordinator.zk.connect=z:2181,"
+        + "app.processor-id-generator.class=org.apache.samza.runtime.UUIDGenerator");
+    SamzaJobConfig generated = new SamzaJobConfig(countPlan(generator), generator, "job-1");
+    assertThat(generated.processorId()).as("the user's generator makes it").isNull();
+    assertThat(generated.config()).doesNotContainKey("processor.id");
+  }
+
+  @Test
+  void zookeeper_rejectsAFixedContainerCount_aLocalRun_andTheCoordinatorSystem_namingTheKey() {
+    WeirSettings count = settings("--executionEnvironment=SAMZA_STANDALONE", "--samzaConfigOverride="
+        + "weir.kafka.bootstrap.servers=h:1,job.coordinator.zk.connect=z:2181,job.container.count=3");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(count), count, "job-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("job.container.count=3 makes no sense with job.coordinator.zk.connect");
+    WeirSettings local = settings("--executionEnvironment=SAMZA_LOCAL", "--samzaConfigOverride="
+        + "weir.kafka.bootstrap.servers=h:1,job.coordinator.zk.connect=z:2181");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(local), local, "job-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("job.coordinator.zk.connect=z:2181 makes no sense with --executionEnvironment=SAMZA_LOCAL");
+    WeirSettings system = settings("--executionEnvironment=SAMZA_STANDALONE", "--samzaConfigOverride="
+        + "weir.kafka.bootstrap.servers=h:1,job.coordinator.zk.connect=z:2181,job.coordinator.system=other");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(system), system, "job-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("job.coordinator.system is Weir's to set");
+    WeirSettings passthrough = settings("--executionEnvironment=SAMZA_STANDALONE", "--samzaConfigOverride="
+        + "weir.kafka.bootstrap.servers=h:1");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(passthrough), passthrough, "job-1"))
+        .as("without ZooKeeper the passthrough coordinator needs both").hasMessageContaining("job.coordinator.zk.connect");
+  }
+
+  @Test
   void withoutTheKafkaAddress_failsNamingTheKey() {
     WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL", "--samzaConfigOverride=task.commit.ms=5");
     assertThatThrownBy(() -> new SamzaJobConfig(countPlan(settings), settings, "job-1"))

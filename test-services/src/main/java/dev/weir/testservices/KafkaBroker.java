@@ -438,7 +438,7 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   /** Whether 127.0.0.1:port accepts a TCP connection (so the admin client does not log retries). */
-  private static boolean accepts(int port) {
+  static boolean accepts(int port) {
     try (java.net.Socket socket = new java.net.Socket()) {
       socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1000);
       return true;
@@ -534,7 +534,7 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
-  private static java.io.File nullDevice() {
+  static java.io.File nullDevice() {
     return new java.io.File(
         System.getProperty("os.name").startsWith("Windows") ? "NUL" : "/dev/null");
   }
@@ -599,7 +599,7 @@ public final class KafkaBroker implements AutoCloseable {
     return entries;
   }
 
-  private static int freePort() {
+  static int freePort() {
     try (ServerSocket socket = new ServerSocket()) {
       socket.setReuseAddress(false);
       socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
@@ -622,7 +622,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   // ---------------------------------------------------------------- stopping
 
-  private static void stopProcess(ProcessHandle handle, Duration timeout) {
+  static void stopProcess(ProcessHandle handle, Duration timeout) {
     if (!handle.isAlive()) {
       return;
     }
