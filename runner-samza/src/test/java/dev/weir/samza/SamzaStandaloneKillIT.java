@@ -1,5 +1,8 @@
 package dev.weir.samza;
 
+import static dev.weir.samza.CountJobInput.producer;
+import static dev.weir.samza.CountJobInput.write;
+import static dev.weir.samza.CountJobInput.writeSlowly;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.testservices.KafkaBroker;
@@ -17,9 +20,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -77,18 +77,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code WatermarkThrottle}).
  */
 class SamzaStandaloneKillIT {
-  private static final int PARTITIONS = 6;
-  private static final int KEYS = 20;
-  private static final int PER_PHASE = 600;
+  private static final int PARTITIONS = CountJobInput.PARTITIONS;
+  private static final int KEYS = CountJobInput.KEYS;
+  private static final int PER_PHASE = CountJobInput.PER_PHASE;
   private static final long PHASE_TIMEOUT_MS = 90_000;
   /** Wait between matching counts and the first kill: several task commits (task.commit.ms=500). */
   private static final long SETTLE_MS = 3_000;
   /** The kill in phase 3 comes this long after a checkpoint of process 2's source tasks (commits every 500 ms). */
   private static final long KILL_AFTER_CHECKPOINT_MS = 250;
-  /** Phase 3's input is written in this many chunks ... */
-  private static final int SLOW_CHUNKS = 20;
-  /** ... this many ms apart (about 3 s in all), so that process 2 is killed while it counts. */
-  private static final long SLOW_CHUNK_PAUSE_MS = 150;
 
   @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
 
@@ -120,7 +116,7 @@ class SamzaStandaloneKillIT {
       // after some of its sends and before its next checkpoint covers them; wipe its stores;
       // restart from the changelog
       long before = total(counts(dir));
-      Thread writer = writeSlowly(producer, topic, 2, expected);
+      Thread writer = writeSlowly(producer, topic, 2, expected, "kill-it-writer");
       awaitProgress(dir, before + PER_PHASE / 10, processes, "phase 3 (input flowing)");
       // between two checkpoints of process 2's source tasks (task.commit.ms=500), while they send
       awaitCheckpoint(broker.bootstrapServers(), "weir-killit-" + jobId + "-checkpoints", "stage-0-p2", "stage-0-p5");
@@ -156,48 +152,6 @@ class SamzaStandaloneKillIT {
     }
   }
 
-  private static KafkaProducer<String, String> producer(String bootstrap) {
-    return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-        ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer());
-  }
-
-  /** Writes phase {@code phase}'s records: record i to partition i mod 6, key k(i mod 20). */
-  private static void write(KafkaProducer<String, String> producer, String topic, int phase,
-      Map<String, Long> expected) {
-    for (int i = phase * PER_PHASE; i < (phase + 1) * PER_PHASE; i++) {
-      String key = "k" + (i % KEYS);
-      producer.send(new ProducerRecord<>(topic, i % PARTITIONS, key, "v" + i));
-      expected.merge(key, 1L, Long::sum);
-    }
-    producer.flush();
-  }
-
-  /**
-   * Writes phase {@code phase}'s records as {@link #write} does, but in {@value #SLOW_CHUNKS} chunks
-   * {@value #SLOW_CHUNK_PAUSE_MS} ms apart, on a new thread; {@code expected} is updated at once.
-   */
-  private static Thread writeSlowly(KafkaProducer<String, String> producer, String topic, int phase,
-      Map<String, Long> expected) {
-    for (int i = phase * PER_PHASE; i < (phase + 1) * PER_PHASE; i++) {
-      expected.merge("k" + (i % KEYS), 1L, Long::sum);
-    }
-    Thread writer = new Thread(() -> {
-      int chunk = PER_PHASE / SLOW_CHUNKS;
-      try {
-        for (int c = 0; c < SLOW_CHUNKS; c++) {
-          for (int i = phase * PER_PHASE + c * chunk; i < phase * PER_PHASE + (c + 1) * chunk; i++) {
-            producer.send(new ProducerRecord<>(topic, i % PARTITIONS, "k" + (i % KEYS), "v" + i));
-          }
-          producer.flush();
-          Thread.sleep(SLOW_CHUNK_PAUSE_MS);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "kill-it-writer");
-    writer.start();
-    return writer;
-  }
 
   /** Waits for the next checkpoint (on samza-core's checkpoint topic) of one of {@code tasks}. */
   private static void awaitCheckpoint(String bootstrap, String checkpointTopic, String... tasks) {

@@ -1,5 +1,8 @@
 package dev.weir.samza;
 
+import static dev.weir.samza.CountJobInput.producer;
+import static dev.weir.samza.CountJobInput.write;
+import static dev.weir.samza.CountJobInput.writeSlowly;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.testservices.KafkaBroker;
@@ -18,9 +21,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -67,12 +67,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * depends on where the kill falls between checkpoints).
  */
 class SamzaZooKeeperTakeoverIT {
-  private static final int PARTITIONS = 6;
-  private static final int KEYS = 20;
-  private static final int PER_PHASE = 600;
+  private static final int PARTITIONS = CountJobInput.PARTITIONS;
+  private static final int KEYS = CountJobInput.KEYS;
+  private static final int PER_PHASE = CountJobInput.PER_PHASE;
   private static final long PHASE_TIMEOUT_MS = 90_000;
-  private static final int SLOW_CHUNKS = 20;
-  private static final long SLOW_CHUNK_PAUSE_MS = 150;
 
   @RegisterExtension static final ZooKeeperExtension ZK = new ZooKeeperExtension();
   @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
@@ -105,7 +103,7 @@ class SamzaZooKeeperTakeoverIT {
           .isNotEmpty();
 
       long before = total(counts(dir));
-      Thread writer = writeSlowly(producer, topic, 1, expected);
+      Thread writer = writeSlowly(producer, topic, 1, expected, "zk-it-writer");
       awaitProgress(dir, before + PER_PHASE / 10, processes, "phase 2 (input flowing)");
       processes[victim].destroyForcibly(); // SIGKILL; never started again
       processes[victim].waitFor();
@@ -176,44 +174,6 @@ class SamzaZooKeeperTakeoverIT {
         .hasMessageContaining("ZooKeeper at " + address)
         .hasMessageContaining("job.coordinator.zk.connection.timeout.ms=5000");
     assertThat((System.nanoTime() - startNs) / 1_000_000L).isLessThan(60_000L);
-  }
-
-  private static KafkaProducer<String, String> producer(String bootstrap) {
-    return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-        ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer());
-  }
-
-  private static void write(KafkaProducer<String, String> producer, String topic, int phase,
-      Map<String, Long> expected) {
-    for (int i = phase * PER_PHASE; i < (phase + 1) * PER_PHASE; i++) {
-      String key = "k" + (i % KEYS);
-      producer.send(new ProducerRecord<>(topic, i % PARTITIONS, key, "v" + i));
-      expected.merge(key, 1L, Long::sum);
-    }
-    producer.flush();
-  }
-
-  private static Thread writeSlowly(KafkaProducer<String, String> producer, String topic, int phase,
-      Map<String, Long> expected) {
-    for (int i = phase * PER_PHASE; i < (phase + 1) * PER_PHASE; i++) {
-      expected.merge("k" + (i % KEYS), 1L, Long::sum);
-    }
-    Thread writer = new Thread(() -> {
-      int chunk = PER_PHASE / SLOW_CHUNKS;
-      try {
-        for (int c = 0; c < SLOW_CHUNKS; c++) {
-          for (int i = phase * PER_PHASE + c * chunk; i < phase * PER_PHASE + (c + 1) * chunk; i++) {
-            producer.send(new ProducerRecord<>(topic, i % PARTITIONS, "k" + (i % KEYS), "v" + i));
-          }
-          producer.flush();
-          Thread.sleep(SLOW_CHUNK_PAUSE_MS);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "zk-it-writer");
-    writer.start();
-    return writer;
   }
 
   private static Process start(int n, Path dir, String bootstrap, String zk, String topic, String jobId)
