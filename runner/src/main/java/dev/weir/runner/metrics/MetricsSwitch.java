@@ -46,7 +46,7 @@ public final class MetricsSwitch implements MetricsContainer {
   private final MetricsContainer unscoped;
   private MetricsContainer current;
   /** The running step's cells of {@link #current}; null to ask the container every time. */
-  private StepCells currentCells;
+  private transient StepCells currentCells;
 
   /** Creates a switch whose current container is {@code unscoped}. */
   public MetricsSwitch(MetricsContainer unscoped) {
