@@ -12,29 +12,5 @@
 # JAVA (env) names the java executable; default: java on PATH.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-MODULE="$ROOT/test-services"
-CLASSES="$MODULE/target/classes"
-# the Kafka broker's resolved classpath, which holds the ZooKeeper 3.8.4 server jars (ZooKeeperServer)
-CP_FILE="$CLASSES/dev/weir/testservices/kafka-broker.classpath"
-JAVA="${JAVA:-java}"
-
-if [[ ! -f "$CP_FILE" || ! -f "$CLASSES/dev/weir/testservices/ZooKeeperCli.class" ]]; then
-  echo "zookeeper.sh: building test-services (log: $MODULE/target/build.log)" >&2
-  mkdir -p "$MODULE/target"
-  (cd "$ROOT" && { mvn -B -q -o -pl test-services compile > "$MODULE/target/build.log" 2>&1 \
-    || mvn -B -q -pl test-services compile > "$MODULE/target/build.log" 2>&1; }) \
-    || { echo "zookeeper.sh: the build failed; see $MODULE/target/build.log" >&2; exit 2; }
-fi
-
-ARGS=("$@")
-HAS_DIR=0
-for a in "$@"; do
-  case "$a" in --dir|--dir=*) HAS_DIR=1 ;; esac
-done
-if [[ $HAS_DIR == 0 ]]; then
-  ARGS+=(--dir "$MODULE/target/zookeeper/cli")
-fi
-
-exec "$JAVA" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.org.apache.zookeeper=error \
-  -cp "$CLASSES:$(cat "$CP_FILE")" dev.weir.testservices.ZooKeeperCli "${ARGS[@]}"
+source "$(dirname "${BASH_SOURCE[0]}")/test-service.sh"
+run_test_service zookeeper.sh ZooKeeperCli zookeeper org.apache.zookeeper "$@"
