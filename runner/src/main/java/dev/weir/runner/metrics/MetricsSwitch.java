@@ -91,8 +91,8 @@ public final class MetricsSwitch implements MetricsContainer {
     if (cells == null) {
       return current.getCounter(metricName);
     }
-    Counter cell = cells.counter(metricName);
-    return cell != null ? cell : cells.keepCounter(metricName, current.getCounter(metricName));
+    Counter cell = cells.counters.find(metricName);
+    return cell != null ? cell : cells.counters.keep(metricName, current.getCounter(metricName));
   }
 
   @Override
@@ -107,9 +107,9 @@ public final class MetricsSwitch implements MetricsContainer {
     if (cells == null) {
       return current.getDistribution(metricName);
     }
-    Distribution cell = cells.distribution(metricName);
+    Distribution cell = cells.distributions.find(metricName);
     return cell != null
-        ? cell : cells.keepDistribution(metricName, current.getDistribution(metricName));
+        ? cell : cells.distributions.keep(metricName, current.getDistribution(metricName));
   }
 
   @Override
@@ -144,54 +144,38 @@ public final class MetricsSwitch implements MetricsContainer {
     /** Most cells kept per kind; Nexmark's busiest step updates six metrics. */
     static final int MAX_CELLS = 32;
 
-    private MetricName[] counterNames = new MetricName[4];
-    private Counter[] counters = new Counter[4];
-    private int counterCount;
-    private MetricName[] distributionNames = new MetricName[4];
-    private Distribution[] distributions = new Distribution[4];
-    private int distributionCount;
+    final Kept<Counter> counters = new Kept<>();
+    final Kept<Distribution> distributions = new Kept<>();
+  }
 
-    Counter counter(MetricName name) {
-      MetricName[] names = counterNames;
-      for (int i = 0; i < counterCount; i++) {
-        if (names[i] == name) {
-          return counters[i];
+  /** One kind of cell a step kept: names and cells in parallel arrays, scanned by name identity. */
+  static final class Kept<C> {
+    private MetricName[] names = new MetricName[4];
+    private Object[] cells = new Object[4];
+    private int count;
+
+    /** The cell kept for {@code name}, or null. */
+    @SuppressWarnings("unchecked")
+    C find(MetricName name) {
+      MetricName[] kept = names;
+      for (int i = 0; i < count; i++) {
+        if (kept[i] == name) {
+          return (C) cells[i];
         }
       }
       return null;
     }
 
-    Counter keepCounter(MetricName name, Counter cell) {
-      if (counterCount == MAX_CELLS) {
-        counterCount = 0;
-      } else if (counterCount == counterNames.length) {
-        counterNames = java.util.Arrays.copyOf(counterNames, counterCount * 2);
-        counters = java.util.Arrays.copyOf(counters, counterCount * 2);
+    /** Keeps {@code cell} for {@code name} (emptying the arrays first when they hold MAX_CELLS); returns it. */
+    C keep(MetricName name, C cell) {
+      if (count == StepCells.MAX_CELLS) {
+        count = 0;
+      } else if (count == names.length) {
+        names = java.util.Arrays.copyOf(names, count * 2);
+        cells = java.util.Arrays.copyOf(cells, count * 2);
       }
-      counterNames[counterCount] = name;
-      counters[counterCount++] = cell;
-      return cell;
-    }
-
-    Distribution distribution(MetricName name) {
-      MetricName[] names = distributionNames;
-      for (int i = 0; i < distributionCount; i++) {
-        if (names[i] == name) {
-          return distributions[i];
-        }
-      }
-      return null;
-    }
-
-    Distribution keepDistribution(MetricName name, Distribution cell) {
-      if (distributionCount == MAX_CELLS) {
-        distributionCount = 0;
-      } else if (distributionCount == distributionNames.length) {
-        distributionNames = java.util.Arrays.copyOf(distributionNames, distributionCount * 2);
-        distributions = java.util.Arrays.copyOf(distributions, distributionCount * 2);
-      }
-      distributionNames[distributionCount] = name;
-      distributions[distributionCount++] = cell;
+      names[count] = name;
+      cells[count++] = cell;
       return cell;
     }
   }
