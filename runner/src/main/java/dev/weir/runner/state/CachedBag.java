@@ -10,6 +10,7 @@ import org.apache.beam.sdk.coders.ListCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.state.BagState;
 import org.apache.beam.sdk.state.ReadableState;
+import org.apache.beam.sdk.util.common.ElementByteSizeObserver;
 
 /**
  * Beam's {@link BagState}: elements in chunks of up to {@value #CHUNK_ELEMENTS}, one cell per chunk.
@@ -37,6 +38,12 @@ import org.apache.beam.sdk.state.ReadableState;
  *   <li><b>In place</b>: the last chunk is changed in place and put again in the same call, so the
  *       object cache never encodes it half-changed (entries touched since the last safe point are
  *       not encoded before the next one, see {@code ObjectCache}); no read hands a chunk out.
+ *   <li><b>Weight</b>: each put of a chunk tells a byte-bounded object cache the chunk's estimated
+ *       encoded size, its element count times the encoded size of the element that started it (or
+ *       of the first element this instance added to it), measured with the coder's byte-size
+ *       observer once per chunk. Without it a chunk weighed what it did when last encoded: a chunk
+ *       grown from one element to 64 since counted for one (runner/BENCHMARKS.md, issue 14,
+ *       session 10).
  * </ul>
  *
  * <p>Threading: confined to the owning task's container thread.
@@ -53,10 +60,21 @@ final class CachedBag<T> extends Cells implements BagState<T> {
   /** First capacity of a new chunk: most bags of windowed GroupByKeys hold a few elements. */
   private static final int FIRST_CAPACITY = 4;
 
+  /** ListCoder's length prefix: a 4-byte int. */
+  private static final int CHUNK_HEADER_BYTES = 4;
+
   private final CachedStore store;
   private final StateKey lengthCell;
   private final byte[] elements;
+  private final Coder<T> elementCoder;
   private final Coder<List<T>> chunkCoder;
+  /**
+   * The encoded size of the element that started the chunk being filled (or of the first one this
+   * instance added to it), in bytes: the estimate for each of its elements; -1 until measured.
+   */
+  private int elementBytes = -1;
+  /** Index of the chunk {@link #elementBytes} was measured for. */
+  private long measuredChunk = -1;
 
   /**
    * @param lengthCell the state's single cell
@@ -68,6 +86,7 @@ final class CachedBag<T> extends Cells implements BagState<T> {
     this.store = store;
     this.lengthCell = lengthCell;
     this.elements = elements;
+    this.elementCoder = coder;
     this.chunkCoder = ListCoder.of(coder);
   }
 
@@ -83,22 +102,61 @@ final class CachedBag<T> extends Cells implements BagState<T> {
   @Override
   public void add(T value) {
     long n = length();
-    StateKey cell = chunk(n / CHUNK_ELEMENTS);
+    long chunkIndex = n / CHUNK_ELEMENTS;
+    StateKey cell = chunk(chunkIndex);
     List<T> chunk;
     if (n % CHUNK_ELEMENTS == 0) {
       chunk = new ArrayList<>(FIRST_CAPACITY);
     } else {
       chunk = store.get(cell, chunkCoder);
       if (chunk == null) {
-        throw missingChunk(n, n / CHUNK_ELEMENTS);
+        throw missingChunk(n, chunkIndex);
       }
       if (!(chunk instanceof ArrayList)) {
         chunk = new ArrayList<>(chunk); // ListCoder decodes to an ArrayList; this is only a guard
       }
     }
     chunk.add(value);
-    store.put(cell, chunk, chunkCoder);
+    if (measuredChunk != chunkIndex) {
+      elementBytes = encodedSize(value);
+      measuredChunk = chunkIndex;
+    }
+    if (elementBytes >= 0) {
+      store.put(cell, chunk, chunkCoder,
+          (int) Math.min(Integer.MAX_VALUE, CHUNK_HEADER_BYTES + (long) chunk.size() * elementBytes));
+    } else {
+      store.put(cell, chunk, chunkCoder);
+    }
     store.put(lengthCell, n + 1, VarLongCoder.of());
+  }
+
+  /**
+   * {@code value}'s encoded size in bytes by the element coder's byte-size observer (which encodes
+   * into a counter where the coder has no cheaper way), or -1 where the coder reports it lazily or
+   * fails: then the chunk is weighed as the object cache knows it.
+   */
+  private int encodedSize(T value) {
+    SizeObserver observer = new SizeObserver();
+    try {
+      elementCoder.registerByteSizeObserver(value, observer);
+    } catch (Exception e) {
+      return -1; // the write-back encodes it and reports a real failure then
+    }
+    if (observer.getIsLazy()) {
+      return -1;
+    }
+    observer.advance();
+    return (int) Math.min(Integer.MAX_VALUE, observer.size);
+  }
+
+  /** Receives one element's encoded size. */
+  private static final class SizeObserver extends ElementByteSizeObserver {
+    long size;
+
+    @Override
+    protected void reportElementSize(long elementByteSize) {
+      size = elementByteSize;
+    }
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.weir.runner.state;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.state.StateBackend;
+import dev.weir.state.cache.ObjectCacheSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -49,6 +51,7 @@ class CachedStateInternalsTest {
   private static final StateTag<ValueState<String>> VALUE = StateTags.value("v", StringUtf8Coder.of());
   private static final StateTag<BagState<Integer>> BAG = StateTags.bag("b", VarIntCoder.of());
   private static final StateTag<BagState<Void>> VOID_BAG = StateTags.bag("vb", VoidCoder.of());
+  private static final StateTag<BagState<String>> STRING_BAG = StateTags.bag("sb", StringUtf8Coder.of());
   private static final StateTag<CombiningState<Integer, int[], Integer>> SUM =
       StateTags.combiningValueFromInputInternal("s", VarIntCoder.of(), Sum.ofIntegers());
   private static final StateTag<MapState<String, Integer>> MAP =
@@ -163,6 +166,28 @@ class CachedStateInternalsTest {
     try (var cells = state.storage().store(ContainerState.STORE).prefix(prefix)) {
       assertThat(cells.hasNext()).as("no cell of a cleared bag is left in the store").isFalse();
     }
+  }
+
+  @ParameterizedTest
+  @EnumSource(StateBackend.class)
+  void aBagChunkGrownSinceItsLastEncoding_weighsItsElementsInAByteBoundedCache(StateBackend backend) {
+    state = new ContainerState(backend, dir.resolve("bytes"), ObjectCacheSettings.bounded(10_000, 1L << 30), "test",
+        false);
+    CachedStateInternals s = open(backend, 0, "k", new WatermarkHolds());
+    String element = "e".repeat(1_000); // ~1 KB encoded
+    s.state(W1, STRING_BAG).add(element);
+    state.safePoint();
+    long afterOne = state.cache().stats().estimatedBytes();
+    for (int i = 1; i < CachedBag.CHUNK_ELEMENTS; i++) {
+      s.state(W1, STRING_BAG).add(element);
+      state.safePoint();
+    }
+    // Never encoded: without the bag's estimate the chunk would still weigh what it did at one
+    // element. With it, the chunk is weighed again each time its estimate moved by a quarter.
+    assertThat(afterOne).isLessThan(3 * 1_000L);
+    assertThat(state.cache().stats().estimatedBytes())
+        .isGreaterThanOrEqualTo(CachedBag.CHUNK_ELEMENTS * 1_000L * 3 / 4);
+    assertThat(s.state(W1, STRING_BAG).read()).hasSize(CachedBag.CHUNK_ELEMENTS).containsOnly(element);
   }
 
   @ParameterizedTest(name = "{0}, cache {1}")

@@ -45,12 +45,14 @@ final class CacheEntry {
   int touched;
   /**
    * The value's encoded size in bytes when it was last decoded from or encoded for the byte store,
-   * or -1 if it never was (a value written since and not yet written back). Feeds the byte bound's
-   * estimate (ObjectCacheSettings#bounded).
+   * or the writer's estimate since (CachedStore#put with a hint), or -1 if neither (a value written
+   * since and not yet written back). Feeds the byte bound's estimate (ObjectCacheSettings#bounded).
    */
   int encodedBytes = -1;
   /** The byte estimate this entry had when the cache last weighed it (byte-bounded caches only). */
   int weighedBytes;
+  /** Whether the entry waits in ObjectCache's list of entries to weigh again (so it is listed once). */
+  boolean reweighQueued;
 
   CacheEntry(StateKey key, Object value, Coder<?> coder, State state, boolean inStore, int touched) {
     this.key = key;

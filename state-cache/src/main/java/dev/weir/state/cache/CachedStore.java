@@ -139,7 +139,30 @@ public final class CachedStore {
   public <V> void put(StateKey key, V value, Coder<V> coder) {
     Objects.requireNonNull(value, "value");
     Objects.requireNonNull(coder, "coder");
-    write(key, value, coder);
+    write(key, value, coder, -1);
+  }
+
+  /**
+   * Sets the value of {@code key} as {@link #put(StateKey, Object, Coder)} does, with the caller's
+   * estimate of its encoded size for a byte-bounded cache ({@link ObjectCacheSettings#bounded}). A
+   * value changed in place between write-backs, such as a bag's last chunk growing by one element
+   * per add, otherwise keeps weighing what it weighed when last decoded or encoded (or its store's
+   * mean, if never). The estimate stands until the value is next encoded or decoded, which measures
+   * it; a change of more than a quarter (and 64 bytes) is weighed at the next flush or safe point.
+   * Caches bounded by entries alone ignore it.
+   *
+   * @param value the new value, kept by reference: do not modify it afterwards
+   * @param coder encodes {@code value} at write-back
+   * @param encodedBytesHint the estimated encoded size of {@code value}, in bytes
+   * @throws IllegalArgumentException if {@code encodedBytesHint} is negative
+   */
+  public <V> void put(StateKey key, V value, Coder<V> coder, int encodedBytesHint) {
+    Objects.requireNonNull(value, "value");
+    Objects.requireNonNull(coder, "coder");
+    if (encodedBytesHint < 0) {
+      throw new IllegalArgumentException("encodedBytesHint must be >= 0, was " + encodedBytesHint);
+    }
+    write(key, value, coder, encodedBytesHint);
   }
 
   /** Deletes {@code key}; see {@link #delete(StateKey)}. */
@@ -149,10 +172,11 @@ public final class CachedStore {
 
   /** Deletes {@code key}: a cached tombstone until the entry is flushed, committed or evicted. */
   public void delete(StateKey key) {
-    write(key, null, null);
+    write(key, null, null, -1);
   }
 
-  private void write(StateKey key, Object value, Coder<?> coder) {
+  /** @param encodedBytesHint the caller's estimate of the value's encoded size in bytes, or -1 for none */
+  private void write(StateKey key, Object value, Coder<?> coder, int encodedBytesHint) {
     checkKey(key);
     owner.checkOpen();
     CacheEntry entry = owner.cache.getIfPresent(key);
@@ -173,6 +197,9 @@ public final class CachedStore {
         }
         // Mark it dirty before the put, which may evict it at once (into the deferred map).
         entry = new CacheEntry(key, value, coder, State.DIRTY, mayBeStored, owner.epoch);
+        if (encodedBytesHint >= 0) {
+          entry.encodedBytes = encodedBytesHint; // weighed by the hint, not by the store's mean
+        }
         markedDirty(entry);
         owner.cache.put(key, entry);
         return;
@@ -186,6 +213,10 @@ public final class CachedStore {
     entry.value = value;
     if (coder != null) {
       entry.coder = coder;
+    }
+    if (encodedBytesHint >= 0 && owner.byteBounded) {
+      entry.encodedBytes = encodedBytesHint;
+      owner.resized(entry); // weighed again at the next safe point if the estimate moved enough
     }
     if (value == null && !entry.inStore) {
       // A delete of a key the store does not hold: nothing to write, now or later. The entry

@@ -89,7 +89,10 @@ import java.util.Objects;
  * By entries, or by entries and estimated bytes ({@link ObjectCacheSettings#bounded}): an entry's
  * bytes are its value's size when last decoded or encoded plus its key and a fixed overhead, since
  * a decoded object's heap size is unknown without walking it; values encoded by a flush are weighed
- * again if their size moved. Dirty victims are written back under either bound.
+ * again if their size moved. A writer that grows a value in place between write-backs (a bag's
+ * last chunk) gives its own estimate with each put ({@link CachedStore#put(StateKey, Object,
+ * org.apache.beam.sdk.coders.Coder, int)}), weighed again the same way. Dirty victims are written
+ * back under either bound.
  *
  * <h2>Threading</h2>
  *
@@ -271,14 +274,19 @@ public final class ObjectCache implements AutoCloseable {
   }
 
   /**
-   * Byte-bounded caches: notes that {@code entry}'s value was just decoded or encoded; if its
-   * estimate moved by more than a quarter (and 64 bytes) from the one it was weighed with, it is
-   * weighed again at the next flush or safe point.
+   * Byte-bounded caches: notes that {@code entry}'s value size is newly known (it was just decoded
+   * or encoded) or newly estimated (a put with a size hint); if its estimate moved by more than a
+   * quarter (and 64 bytes) from the one it was weighed with, it is weighed again at the next flush
+   * or safe point.
    */
   void resized(CacheEntry entry) {
+    if (entry.reweighQueued) {
+      return; // weighed again soon anyway, with the estimate it has then
+    }
     long estimate = estimatedBytesOf(entry);
     long drift = Math.abs(estimate - entry.weighedBytes);
     if (entry.weighedBytes != 0 && drift > 64 && drift > entry.weighedBytes / 4) {
+      entry.reweighQueued = true;
       resized.add(entry);
     }
   }
@@ -299,6 +307,9 @@ public final class ObjectCache implements AutoCloseable {
         }
       }
     } finally {
+      for (int i = 0; i < resized.size(); i++) {
+        resized.get(i).reweighQueued = false;
+      }
       resized.clear();
     }
     rethrowWriteBackFailure();

@@ -447,6 +447,48 @@ class ObjectCacheTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
+  void bytes_aPutsSizeHint_weighsTheValueUntilItIsEncoded(Backend backend) {
+    StringUtf8Coder strings = StringUtf8Coder.of();
+    CachedStore store = open(backend, ObjectCacheSettings.bounded(1000, 20_000));
+    for (int i = 0; i < 20; i++) {
+      // tiny values that their writer says will encode to ~5 KB: about three fit
+      store.put(store.key(b("k" + i)), "v" + i, strings, 5_000);
+      cache.safePoint();
+    }
+    assertThat(cache.stats().entries()).isBetween(1L, 4L);
+    assertThat(cache.stats().estimatedBytes()).isLessThanOrEqualTo(20_000);
+    for (int i = 0; i < 20; i++) {
+      assertThat(store.get(b("k" + i), strings)).isEqualTo("v" + i); // nothing lost
+    }
+    assertThatThrownBy(() -> store.put(store.key(b("k")), "v", strings, -1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("encodedBytesHint");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void bytes_aValueGrownInPlace_isWeighedAgainByItsWritersEstimate_andEncodingMeasuresItAfterwards(Backend backend)
+      throws Exception {
+    StringUtf8Coder strings = StringUtf8Coder.of();
+    CachedStore store = open(backend, ObjectCacheSettings.bounded(1000, 1L << 20));
+    StateKey key = store.key(b("grows"));
+    long base = ObjectCacheSettings.ENTRY_OVERHEAD_BYTES + key.bytes.length;
+    store.put(key, "a", strings, 100);
+    assertThat(cache.stats().estimatedBytes()).isEqualTo(base + 100);
+    store.put(key, "ab", strings, 150); // moved by 50 bytes: under 64, not weighed again
+    cache.safePoint();
+    assertThat(cache.stats().estimatedBytes()).isEqualTo(base + 100);
+    for (int hint = 200; hint <= 6_400; hint += 100) {
+      store.put(key, "abc", strings, hint); // listed once to weigh again, whatever the number of puts
+    }
+    cache.safePoint();
+    assertThat(cache.stats().estimatedBytes()).isEqualTo(base + 6_400);
+    cache.flush(); // encoded now: the writer's estimate no longer counts
+    cache.safePoint();
+    assertThat(cache.stats().estimatedBytes()).isEqualTo(base + CoderUtils.encodeToByteArray(strings, "abc").length);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
   void bytes_smallValues_stillMeetTheEntryBound(Backend backend) {
     CachedStore store = open(backend, ObjectCacheSettings.bounded(10, 1L << 30));
     for (long i = 0; i < 100; i++) {
