@@ -78,10 +78,11 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
   @Description("Maximum estimated bytes of the decoded state values the object cache keeps per container, "
       + "at least 1; bounds the cache together with --objectCacheSize (whichever is reached first evicts). "
       + "An entry counts as its encoded size when it was last read from or written back to the backend "
-      + "(never written back: its store's mean; a bag's chunk: its elements' estimated encoded size), plus its key and 128 bytes of bookkeeping, and at least "
-      + "objectCacheBytes/objectCacheSize. Decoded objects usually take 2-4x their encoded size on the heap. "
-      + "Default: 32 MiB (33554432).")
-  @Default.Long(32L << 20)
+      + "(never written back: its store's mean; a bag's chunk: its elements' estimated encoded size), "
+      + "plus its key and 128 bytes of bookkeeping, and at least objectCacheBytes/objectCacheSize. "
+      + "Decoded objects usually take 2-4x their encoded size on the heap. "
+      + "Default: 64 MiB (67108864).")
+  @Default.Long(64L << 20)
   long getObjectCacheBytes();
 
   void setObjectCacheBytes(long objectCacheBytes);

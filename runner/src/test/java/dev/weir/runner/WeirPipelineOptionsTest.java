@@ -189,7 +189,7 @@ class WeirPipelineOptionsTest {
         .contains("--maxBundleTimeMs=<long>\n    Default: 1000")
         .contains("--metricsEnabled=<boolean>\n    Default: true")
         .contains("--objectCacheSize=<long>\n    Default: 10000")
-        .contains("--objectCacheBytes=<long>\n    Default: 33554432")
+        .contains("--objectCacheBytes=<long>\n    Default: 67108864")
         .contains("--parallelism=<int>\n    Default: AvailableProcessors")
         .contains("--stateBackend=<ROCKSDB | MEMORY>\n    Default: ROCKSDB")
         .contains("--stateDirectory=<String>\n    Default: TempStateDirectory")

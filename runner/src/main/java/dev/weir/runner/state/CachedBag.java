@@ -53,8 +53,8 @@ final class CachedBag<T> extends Cells implements BagState<T> {
    * Elements per chunk. Large enough that per-cell costs (a Caffeine node, a RocksDB key, a
    * tombstone) vanish per element; small enough that re-encoding a partly filled chunk after an
    * eviction stays cheap, and that a full chunk of Nexmark-sized elements (~100 bytes encoded, so
-   * ~6.4 KB) is about twice the object cache's per-entry byte floor under the defaults (32 MiB /
-   * 10,000 entries, ~3.3 KB).
+   * ~6.4 KB) is about the object cache's per-entry byte floor under the defaults (64 MiB /
+   * 10,000 entries, ~6.7 KB).
    */
   static final int CHUNK_ELEMENTS = 64;
   /** First capacity of a new chunk: most bags of windowed GroupByKeys hold a few elements. */
