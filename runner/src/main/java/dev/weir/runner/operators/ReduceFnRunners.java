@@ -78,8 +78,15 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  * @param <OutT> the output value type
  */
 final class ReduceFnRunners<K, V, OutT> {
-  /** Runners kept per operator instance. */
-  static final int DEFAULT_CAPACITY = 1024;
+  /**
+   * Runners kept per operator instance: as many as
+   * {@link dev.weir.runner.state.KeyContexts#DEFAULT_CAPACITY}, since a runner holds its key's
+   * state view. Fewer kept objects live long enough to be copied by young collections and die in
+   * the old generation: at 1,024 (and 4,096 key contexts) Nexmark Q11 and Q14 at 1,000,000 events
+   * peaked at 2.2 and 1.9-2.0 GB RSS, at 256 (and 256) at 1.4 and 1.4-1.7 GB, with 14% and 8% more
+   * events/s (two runs each; runner/BENCHMARKS.md, issue 14, session 12).
+   */
+  static final int DEFAULT_CAPACITY = 256;
 
   private final WindowingStrategy<?, BoundedWindow> windowingStrategy;
   private final ExecutableTriggerStateMachine trigger;

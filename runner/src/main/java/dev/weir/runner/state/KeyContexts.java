@@ -15,8 +15,15 @@ import org.apache.beam.sdk.annotations.Internal;
  */
 @Internal
 public final class KeyContexts<K> {
-  /** Default bound, in keys per operator instance. */
-  public static final int DEFAULT_CAPACITY = 4096;
+  /**
+   * Default bound, in keys per operator instance. A kept context pins its key's state view (state
+   * objects, cell keys, window namespaces: hundreds of objects under merging windows); kept for
+   * seconds, they outlive young collections, which copy them, and then die in the old generation,
+   * which grows the heap. 4,096 made Nexmark Q11's young pauses ~75 ms each and its peak RSS
+   * 2.2 GB; 256 keeps the contexts of a bundle's hot keys (runner/BENCHMARKS.md, issue 14,
+   * session 12).
+   */
+  public static final int DEFAULT_CAPACITY = 256;
 
   private final LinkedHashMap<ByteKey, KeyContext<K>> map;
 
