@@ -162,9 +162,9 @@ public enum RunnerKind {
         break;
       case WEIR:
         n.add("WeirRunner with RocksDB state (behind the object cache), parallelism = cores; "
-            + "containers, maxBundleSize, maxBundleTimeMs, objectCacheSize and metricsEnabled are "
-            + "WeirPipelineOptions defaults (at the time of writing: containers = cores, 1000 "
-            + "elements, 1000 ms, 100000 entries, true)");
+            + "containers, maxBundleSize, maxBundleTimeMs, objectCacheSize, objectCacheBytes and "
+            + "metricsEnabled are WeirPipelineOptions defaults (at the time of writing: containers = "
+            + "cores, 1000 elements, 1000 ms, 10000 entries, 64 MiB, true)");
         break;
       case WEIR_SAMZA:
         n.add("WeirRunner with --executionEnvironment=SAMZA_LOCAL: the translated job runs on samza-core "
