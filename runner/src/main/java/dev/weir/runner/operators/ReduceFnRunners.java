@@ -2,6 +2,7 @@ package dev.weir.runner.operators;
 
 import dev.weir.runner.state.ByteKey;
 import dev.weir.runner.state.KeyContext;
+import dev.weir.runner.state.KeyContexts;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.beam.runners.core.KeyedWorkItem;
@@ -79,14 +80,13 @@ import org.apache.beam.sdk.values.WindowingStrategy;
  */
 final class ReduceFnRunners<K, V, OutT> {
   /**
-   * Runners kept per operator instance: as many as
-   * {@link dev.weir.runner.state.KeyContexts#DEFAULT_CAPACITY}, since a runner holds its key's
-   * state view. Fewer kept objects live long enough to be copied by young collections and die in
-   * the old generation: at 1,024 (and 4,096 key contexts) Nexmark Q11 and Q14 at 1,000,000 events
-   * peaked at 2.2 and 1.9-2.0 GB RSS, at 256 (and 256) at 1.4 and 1.4-1.7 GB, with 14% and 8% more
-   * events/s (two runs each; runner/BENCHMARKS.md, issue 14, session 12).
+   * Runners kept per operator instance: as many as the key contexts it keeps, since a runner holds
+   * its key's state view. Fewer kept objects live long enough to be copied by young collections
+   * and die in the old generation: at 1,024 (and 4,096 key contexts) Nexmark Q11 and Q14 at
+   * 1,000,000 events peaked at 2.2 and 1.9-2.0 GB RSS, at 256 (and 256) at 1.4 and 1.4-1.7 GB,
+   * with 14% and 8% more events/s (two runs each; runner/BENCHMARKS.md, issue 14, session 12).
    */
-  static final int DEFAULT_CAPACITY = 256;
+  static final int DEFAULT_CAPACITY = KeyContexts.DEFAULT_CAPACITY;
 
   private final WindowingStrategy<?, BoundedWindow> windowingStrategy;
   private final ExecutableTriggerStateMachine trigger;
