@@ -20,7 +20,8 @@ import org.apache.beam.sdk.options.StreamingOptions;
 public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   @Description("Number of partitions of every shuffled stage (tasks per stage after a GroupByKey), at "
-      + "least 1. Source stages get one partition per source split, at most this many. "
+      + "least 1. Source stages get one partition per split the source returns when asked for this many "
+      + "(some return more: Nexmark's generator returns one per event generator, 100 by default). "
       + "Default: the number of available processors.")
   @Default.InstanceFactory(AvailableProcessors.class)
   int getParallelism();

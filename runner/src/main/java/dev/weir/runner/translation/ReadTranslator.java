@@ -17,8 +17,9 @@ import org.apache.beam.sdk.util.construction.SplittableParDo;
  * partition per split. Splitting happens here, on the submitting thread, with the Read step's
  * metrics container current (a source may report metrics while it splits): a bounded source into
  * pieces of about its estimated size / {@code --parallelism} bytes (on any failure, one split is
- * always correct); an unbounded source into at most {@code --parallelism} splits (a failure fails
- * the translation). Splits given from outside ({@link PlannedSplits}, a shared split plan) are
+ * always correct); an unbounded source is asked for {@code --parallelism} splits (a failure fails
+ * the translation), and a source may return more (Nexmark's generator returns one per event
+ * generator, 100 by default): each becomes a partition. Splits given from outside ({@link PlannedSplits}, a shared split plan) are
  * taken as they are, without splitting.
  */
 final class ReadTranslator implements TransformTranslator {

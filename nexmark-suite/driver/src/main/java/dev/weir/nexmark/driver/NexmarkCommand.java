@@ -275,10 +275,11 @@ public final class NexmarkCommand implements Callable<Integer> {
         .writeValue(dir.resolve("runner-config.json").toFile(), doc.runnerConfigs);
 
     announce(dir);
-    System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %s per run after a warm-up pass of %s, "
-        + "timeout %d s each) -> %s%n",
+    boolean noWarmup = warm.asMap(kinds).values().stream().allMatch(n -> n == 0);
+    String warmup = noWarmup ? "with no warm-up pass" : "after a warm-up pass of " + warm.describe(kinds);
+    System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %s per run %s, timeout %d s each) -> %s%n",
         plan.size(), String.join(",", runners), queries, String.join(",", modes),
-        counts.describe(kinds), warm.describe(kinds), timeoutPerRun, dir);
+        counts.describe(kinds), warmup, timeoutPerRun, dir);
     ChildRun executor = new ChildRun(layout, parallelism, timeoutPerRun, passthrough,
         assertCorrectness, profiling, suiteKafka);
     // Freeze the repository's own jars (harness, runner, state-cache) for the whole suite.
@@ -343,7 +344,8 @@ public final class NexmarkCommand implements Callable<Integer> {
     writeAll(doc, dir);
     System.out.println();
     System.out.print(doc.summary.table(order));
-    System.out.println("warm-up pass per run (same JVM, not measured): " + warm.describe(kinds));
+    System.out.println("warm-up pass per run (same JVM, not measured): "
+        + (noWarmup ? "none" : warm.describe(kinds)));
     if (!counts.uniform(kinds)) {
       System.out.println("events per run: " + counts.describe(kinds) + " (ratios compare each "
           + "runner's throughput at its own size; result counts are compared only between runs "
