@@ -239,19 +239,27 @@ public final class KafkaBroker implements AutoCloseable {
    * The returned handle does not stop it on JVM exit; {@link #close} does stop it.
    */
   public static Optional<KafkaBroker> attach(Path dir) {
-    Path pidFile = dir.resolve(PID_FILE);
-    Path portFile = dir.resolve(PORT_FILE);
-    if (!Files.isRegularFile(pidFile) || !Files.isRegularFile(portFile)) {
-      return Optional.empty();
-    }
-    try {
-      long pid = Long.parseLong(Files.readString(pidFile).trim());
-      int port = Integer.parseInt(Files.readString(portFile).trim());
-      Optional<ProcessHandle> handle = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
-      return handle.map(
-          h -> new KafkaBroker(dir.toAbsolutePath(), port, h, null, Duration.ofSeconds(30)));
-    } catch (IOException | NumberFormatException e) {
-      return Optional.empty();
+    return Recorded.read(dir.resolve(PID_FILE), dir.resolve(PORT_FILE)).map(r ->
+        new KafkaBroker(dir.toAbsolutePath(), r.port(), r.process(), null, Duration.ofSeconds(30)));
+  }
+
+  /**
+   * A service's live process and port as its pid and port files record them (shared with
+   * {@link ZooKeeperServer#attach}).
+   */
+  record Recorded(ProcessHandle process, int port) {
+    /** Empty when either file is missing or unreadable, or the process is no longer alive. */
+    static Optional<Recorded> read(Path pidFile, Path portFile) {
+      if (!Files.isRegularFile(pidFile) || !Files.isRegularFile(portFile)) {
+        return Optional.empty();
+      }
+      try {
+        long pid = Long.parseLong(Files.readString(pidFile).trim());
+        int port = Integer.parseInt(Files.readString(portFile).trim());
+        return ProcessHandle.of(pid).filter(ProcessHandle::isAlive).map(h -> new Recorded(h, port));
+      } catch (IOException | NumberFormatException e) {
+        return Optional.empty();
+      }
     }
   }
 

@@ -193,19 +193,8 @@ public final class ZooKeeperServer implements AutoCloseable {
 
   /** The server started from {@code dir} whose process still runs, if any; not stopped on exit. */
   public static Optional<ZooKeeperServer> attach(Path dir) {
-    Path pidFile = dir.resolve(PID_FILE);
-    Path portFile = dir.resolve(PORT_FILE);
-    if (!Files.isRegularFile(pidFile) || !Files.isRegularFile(portFile)) {
-      return Optional.empty();
-    }
-    try {
-      long pid = Long.parseLong(Files.readString(pidFile).trim());
-      int port = Integer.parseInt(Files.readString(portFile).trim());
-      return ProcessHandle.of(pid).filter(ProcessHandle::isAlive).map(h ->
-          new ZooKeeperServer(dir.toAbsolutePath(), port, h, null, Duration.ofSeconds(30)));
-    } catch (IOException | NumberFormatException e) {
-      return Optional.empty();
-    }
+    return KafkaBroker.Recorded.read(dir.resolve(PID_FILE), dir.resolve(PORT_FILE)).map(r ->
+        new ZooKeeperServer(dir.toAbsolutePath(), r.port(), r.process(), null, Duration.ofSeconds(30)));
   }
 
   /** {@code 127.0.0.1:port}, for {@code job.coordinator.zk.connect} or any ZooKeeper client. */
