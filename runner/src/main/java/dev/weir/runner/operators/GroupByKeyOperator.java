@@ -11,15 +11,27 @@ import org.apache.beam.runners.core.GroupAlsoByWindowViaWindowSetNewDoFn;
 import org.apache.beam.runners.core.KeyedWorkItem;
 import org.apache.beam.runners.core.LateDataDroppingDoFnRunner;
 import org.apache.beam.runners.core.KeyedWorkItems;
+import org.apache.beam.runners.core.StateNamespace;
+import org.apache.beam.runners.core.StateNamespaces;
+import org.apache.beam.runners.core.StateTag;
+import org.apache.beam.runners.core.StateTags;
 import org.apache.beam.runners.core.SystemReduceFn;
 import org.apache.beam.runners.core.TimerInternals;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Metrics;
+import org.apache.beam.sdk.state.GroupingState;
 import org.apache.beam.sdk.state.TimeDomain;
+import org.apache.beam.sdk.transforms.Combine;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.windowing.AfterPane;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
+import org.apache.beam.sdk.transforms.windowing.PaneInfo;
+import org.apache.beam.sdk.transforms.windowing.TimestampCombiner;
 import org.apache.beam.sdk.transforms.windowing.Trigger;
+import org.apache.beam.sdk.util.AppliedCombineFn;
 import org.apache.beam.sdk.util.UserCodeException;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.TupleTag;
@@ -76,6 +88,23 @@ import org.joda.time.Instant;
  * which no hold runners-core sets for it can be before. A snapshot is only taken between bundles,
  * when the batch is empty.
  *
+ * <p>One on-time pane ({@link #firesOnlyOnTime}): with a non-merging WindowFn, the default trigger,
+ * no allowed lateness and output at the end of the window (Beam's default windowing, and Nexmark's
+ * fixed and sliding windows), every key and window gets exactly one pane, {@code ON_TIME}, first
+ * and last, at the window's end, once the input watermark passes it; elements of windows the
+ * watermark already passed are dropped (counted as runners-core's {@code droppedDueToLateness}).
+ * Then nothing runners-core keeps per key and window changes the result: no trigger state, pane
+ * counter, watermark hold or window set. So the operator keeps only what the result needs: each
+ * element goes at once (no batch) into its window's buffer, the same state runners-core's
+ * {@link SystemReduceFn} keeps ({@value #BUFFER_ID}: a bag, or the accumulator of a Combine), the
+ * first of a window sets its end-of-window timer, and the timer emits the buffer and clears it.
+ * ReduceFnRunner wrote a hold, read the trigger's finished bits and set the end-of-window and
+ * garbage-collection timers for every element, and read and cleared six cells per pane; in a
+ * profile of Nexmark Q8 at 1,000,000 events that was ~29% of the CPU samples (runner/BENCHMARKS.md).
+ * No hold is needed: the output timestamp is the timer's, and until a ready timer fired the output
+ * watermark stays at it ({@link #watermarkHold()}). Every other windowing goes through runners-core;
+ * {@code GroupByKeyOperatorTest} pins that both paths emit the same panes.
+ *
  * <p>Threading: confined to the task's container thread.
  */
 @Internal
@@ -83,6 +112,18 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   private final WindowingStrategy<?, BoundedWindow> windowingStrategy;
   private final TupleTag<KV<K, OutT>> mainTag;
   private final SystemReduceFn<K, V, ?, OutT, BoundedWindow> reduceFn;
+  /**
+   * The state id of the per-window buffer: runners-core's {@code SystemReduceFn.BUFFER_NAME}, so
+   * that both paths keep a window's elements in the same cells.
+   */
+  static final String BUFFER_ID = "buf";
+  /** The buffer of each key and window when every window fires once ({@link #firesOnlyOnTime}), else null. */
+  private final StateTag<? extends GroupingState<V, OutT>> onTimeBuffer;
+  /** Elements (per window) of windows the input watermark passed: runners-core's counter of late drops. */
+  private final Counter droppedDueToLateness =
+      Metrics.counter(LateDataDroppingDoFnRunner.class, LateDataDroppingDoFnRunner.DROPPED_DUE_TO_LATENESS);
+  /** The windows' coder (the namespaces of the one-pane path's buffers and timers). */
+  private final Coder<BoundedWindow> windowCoder;
 
   /** Elements buffered per key at most before they are processed, within one bundle. */
   static final int MAX_BATCHED_ELEMENTS = 4096;
@@ -107,7 +148,38 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   public static <K, V> GroupByKeyOperator<K, V, Iterable<V>> grouping(Coder<K> keyCoder, Coder<V> valueCoder,
       WindowingStrategy<?, ?> windowingStrategy, TupleTag<KV<K, Iterable<V>>> mainTag) {
     return new GroupByKeyOperator<>(keyCoder, valueCoder, windowingStrategy, mainTag,
-        (SystemReduceFn) SystemReduceFn.buffering(valueCoder));
+        (SystemReduceFn) SystemReduceFn.buffering(valueCoder),
+        (StateTag) StateTags.makeSystemTagInternal(StateTags.bag(BUFFER_ID, valueCoder)));
+  }
+
+  /**
+   * A GroupByKey that combines each key and window's values into one accumulator of {@code fn}:
+   * the merging half of a lifted Combine.perKey (values are accumulators, {@code fn} merges them,
+   * see {@link PartialCombineOperator}), or a Combine.perKey that could not be lifted.
+   *
+   * @param inputCoder the coder of the values
+   * @param accumulatorCoder the coder of {@code fn}'s accumulators (stored per key and window)
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public static <K, V, A, O> GroupByKeyOperator<K, V, O> combining(Coder<K> keyCoder, Coder<V> inputCoder,
+      Coder<A> accumulatorCoder, Combine.CombineFn<V, A, O> fn, WindowingStrategy<?, ?> windowingStrategy,
+      TupleTag<KV<K, O>> mainTag) {
+    SystemReduceFn reduceFn = SystemReduceFn.combining(keyCoder, AppliedCombineFn.withAccumulatorCoder(fn, accumulatorCoder));
+    return new GroupByKeyOperator<>(keyCoder, inputCoder, windowingStrategy, mainTag, reduceFn,
+        (StateTag) StateTags.makeSystemTagInternal(StateTags.combiningValue(BUFFER_ID, accumulatorCoder, fn)));
+  }
+
+  /**
+   * Whether a GroupByKey with {@code windowing} emits exactly one pane per key and window, on time
+   * at the end of the window: a non-merging WindowFn, the default trigger, no allowed lateness and
+   * {@link TimestampCombiner#END_OF_WINDOW} (so no element can be late yet kept, and no pane comes
+   * early, late or at another timestamp). Such a GroupByKey skips runners-core (see the class comment).
+   */
+  public static boolean firesOnlyOnTime(WindowingStrategy<?, ?> windowing) {
+    return windowing.getWindowFn().isNonMerging()
+        && windowing.getTrigger() instanceof DefaultTrigger
+        && windowing.getAllowedLateness().getMillis() == 0
+        && windowing.getTimestampCombiner() == TimestampCombiner.END_OF_WINDOW;
   }
 
   /**
@@ -115,16 +187,22 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
    * accumulators, merged into a combining state per key and window (see
    * {@link PartialCombineOperator}).
    *
-   * @param reduceFn runners-core's combining reduce function over accumulators
+   * @param reduceFn runners-core's reduce function (buffering or combining)
+   * @param bufferTag the state {@code reduceFn} keeps each window's input in, for the one-pane path
+   *     ({@link #firesOnlyOnTime}); null to run every windowing through runners-core
    */
   @SuppressWarnings("unchecked")
-  public GroupByKeyOperator(Coder<K> keyCoder, Coder<V> valueCoder, WindowingStrategy<?, ?> windowingStrategy,
-      TupleTag<KV<K, OutT>> mainTag, SystemReduceFn<K, V, ?, OutT, BoundedWindow> reduceFn) {
-    super(keyCoder, false); // runners-core's GroupByKey timers need no output holds: its state holds carry them
+  GroupByKeyOperator(Coder<K> keyCoder, Coder<V> valueCoder, WindowingStrategy<?, ?> windowingStrategy,
+      TupleTag<KV<K, OutT>> mainTag, SystemReduceFn<K, V, ?, OutT, BoundedWindow> reduceFn,
+      StateTag<? extends GroupingState<V, OutT>> bufferTag) {
+    // Timers hold no output: runners-core's state holds carry them, and the one-pane path needs none.
+    super(keyCoder, false);
     this.windowingStrategy = (WindowingStrategy<?, BoundedWindow>) windowingStrategy;
     this.mainTag = mainTag;
     this.reduceFn = reduceFn;
     this.batching = !countsElements(this.windowingStrategy.getTrigger());
+    this.onTimeBuffer = bufferTag != null && firesOnlyOnTime(windowingStrategy) ? bufferTag : null;
+    this.windowCoder = (Coder<BoundedWindow>) this.windowingStrategy.getWindowFn().windowCoder();
   }
 
   /** Whether {@code trigger} or one of its sub-triggers fires on a count of elements. */
@@ -155,6 +233,10 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
     KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
     WindowedValue<V> value = kv.withValue(kv.getValue().getValue());
+    if (onTimeBuffer != null) {
+      bufferOnTime(key, value);
+      return;
+    }
     if (!batching) {
       run(key, KeyedWorkItems.elementsWorkItem(key.key(), Collections.singletonList(value)));
       return;
@@ -164,6 +246,51 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     if (batch.size() >= MAX_BATCHED_ELEMENTS) {
       processBuffered();
     }
+  }
+
+  /**
+   * The one-pane path: adds {@code value} to the buffer of each of its windows the input watermark
+   * has not passed, setting the window's end-of-window timer when the buffer was empty, and drops
+   * (and counts) it for the others, as runners-core's late-data filter would with no allowed lateness.
+   */
+  private void bufferOnTime(KeyContext<K> key, WindowedValue<V> value) {
+    setCurrent(key);
+    startBundleIfNeeded();
+    long inputWatermarkMs = timers.currentInputWatermarkTime().getMillis();
+    for (BoundedWindow window : value.getWindows()) {
+      Instant end = window.maxTimestamp();
+      if (end.getMillis() < inputWatermarkMs) {
+        droppedDueToLateness.inc();
+        continue;
+      }
+      StateNamespace namespace = StateNamespaces.window(windowCoder, window);
+      GroupingState<V, OutT> buffer = key.state().state(namespace, onTimeBuffer);
+      if (buffer.isEmpty().read()) {
+        timers.setTimer(namespace, "", "", end, end, TimeDomain.EVENT_TIME);
+      }
+      buffer.add(value.getValue());
+    }
+    context.state().safePoint();
+  }
+
+  /**
+   * The one-pane path's firing: emits the timer's window's buffer as the window's only pane, at the
+   * window's end, and clears it (the read stays valid: state reads are materialised or detached).
+   */
+  @SuppressWarnings("unchecked")
+  private void fireOnTime(KeyedTimers.Entry ready) {
+    KeyContext<K> key = (KeyContext<K>) ready.key();
+    setCurrent(key);
+    startBundleIfNeeded();
+    StateNamespace namespace = ready.data().getNamespace();
+    BoundedWindow window = ((StateNamespaces.WindowNamespace<BoundedWindow>) namespace).getWindow();
+    GroupingState<V, OutT> buffer = key.state().state(namespace, onTimeBuffer);
+    if (!buffer.isEmpty().read()) {
+      output.accept(WindowedValues.of(KV.of(key.key(), buffer.read()), window.maxTimestamp(), window,
+          PaneInfo.ON_TIME_AND_ONLY_FIRING));
+    }
+    buffer.clear();
+    context.state().safePoint();
   }
 
   /** Runs each buffered key's elements through runners-core as one work item. */
@@ -226,6 +353,12 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     processBuffered();
     int limit = Math.min(max, MAX_TIMERS_PER_FIRING);
     int polled = 0;
+    if (onTimeBuffer != null) {
+      do {
+        fireOnTime(timers.pollReadyEventTimer());
+      } while (++polled < limit && timers.hasReadyEventTimer());
+      return polled;
+    }
     do {
       KeyedTimers.Entry ready = timers.pollReadyEventTimer();
       readyTimers.add((KeyContext<K>) ready.key(), ready.data(), ready.data().getTimestamp().getMillis());
@@ -238,6 +371,10 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   @SuppressWarnings("unchecked")
   protected void fireTimer(KeyedTimers.Entry ready) {
     processBuffered(); // elements that arrived before the firing go first, as element by element
+    if (onTimeBuffer != null) {
+      fireOnTime(ready);
+      return;
+    }
     KeyContext<K> key = (KeyContext<K>) ready.key();
     run(key, KeyedWorkItems.timersWorkItem(key.key(), List.of(ready.data())));
   }
@@ -269,6 +406,11 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   @Override
   protected void finishRunnerBundle() {
     runner.finishBundle();
+  }
+
+  /** Whether this GroupByKey takes the one-pane path ({@link #firesOnlyOnTime}) instead of runners-core (tests). */
+  boolean onTimeOnly() {
+    return onTimeBuffer != null;
   }
 
   /** The kept runners (tests). */

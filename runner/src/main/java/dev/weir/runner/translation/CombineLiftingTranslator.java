@@ -3,13 +3,11 @@ package dev.weir.runner.translation;
 import dev.weir.runner.operators.AccumulatorMergingFn;
 import dev.weir.runner.operators.GroupByKeyOperator;
 import dev.weir.runner.operators.PartialCombineOperator;
-import org.apache.beam.runners.core.SystemReduceFn;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.transforms.Combine;
 import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
-import org.apache.beam.sdk.util.AppliedCombineFn;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowingStrategy;
@@ -80,10 +78,8 @@ final class CombineLiftingTranslator {
     TranslationContext.Cut cut = context.cutShuffle(partials, keyCoder, node);
     TupleTag outTag = TranslationContext.singleOutputTag(node);
     AccumulatorMergingFn merging = new AccumulatorMergingFn(combineFn, accumulatorCoder);
-    SystemReduceFn reduceFn = SystemReduceFn.combining(keyCoder,
-        AppliedCombineFn.withAccumulatorCoder(merging, accumulatorCoder));
     NodeSpec merge = cut.enter(node.getFullName(), "CombineMerge",
-        () -> new GroupByKeyOperator(keyCoder, accumulatorCoder, windowing, outTag, reduceFn));
+        () -> GroupByKeyOperator.combining(keyCoder, accumulatorCoder, accumulatorCoder, merging, windowing, outTag));
     context.registerOutputs(node, cut.stage(), merge);
     return true;
   }
@@ -96,10 +92,9 @@ final class CombineLiftingTranslator {
     Coder keyCoder = kvCoder.getKeyCoder();
     TranslationContext.Cut cut = context.cutShuffle(from, keyCoder, node);
     TupleTag outTag = TranslationContext.singleOutputTag(node);
-    SystemReduceFn reduceFn = SystemReduceFn.combining(keyCoder,
-        AppliedCombineFn.withAccumulatorCoder(combineFn, accumulatorCoder));
     NodeSpec group = cut.enter(node.getFullName(), "CombiningGroupByKey",
-        () -> new GroupByKeyOperator(keyCoder, kvCoder.getValueCoder(), windowing, outTag, reduceFn));
+        () -> GroupByKeyOperator.combining(keyCoder, kvCoder.getValueCoder(), accumulatorCoder, combineFn, windowing,
+            outTag));
     context.registerOutputs(node, cut.stage(), group);
   }
 }

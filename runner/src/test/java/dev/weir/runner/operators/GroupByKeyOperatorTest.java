@@ -3,7 +3,21 @@ package dev.weir.runner.operators;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.runner.state.ContainerState;
+import java.io.Closeable;
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.apache.beam.runners.core.LateDataDroppingDoFnRunner;
+import org.apache.beam.runners.core.SystemReduceFn;
+import org.apache.beam.runners.core.metrics.MetricsContainerImpl;
+import org.apache.beam.sdk.metrics.MetricName;
+import org.apache.beam.sdk.metrics.MetricsEnvironment;
+import org.apache.beam.sdk.transforms.Sum;
+import org.apache.beam.sdk.transforms.windowing.AfterWatermark;
+import org.apache.beam.sdk.transforms.windowing.Sessions;
+import org.apache.beam.sdk.transforms.windowing.SlidingWindows;
+import org.apache.beam.sdk.transforms.windowing.WindowFn;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
@@ -31,6 +45,9 @@ import org.joda.time.Duration;
 import org.joda.time.Instant;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The GroupByKey operator's watermark hold, output and timer firing, driven directly (no executor). */
 class GroupByKeyOperatorTest {
@@ -39,9 +56,21 @@ class GroupByKeyOperatorTest {
   private final ContainerState state = ContainerState.inMemory(1000);
   private GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk;
 
-  /** A GroupByKey of String keys and Integer values with {@code windowing}, opened over {@link #state}. */
+  /**
+   * A GroupByKey of String keys and Integer values with {@code windowing}, opened over {@link #state},
+   * that runs every windowing through runners-core (no one-pane path).
+   */
   private void open(WindowingStrategy<?, ?> windowing, JobClock clock) {
-    gbk = GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag);
+    open(windowing, clock, false);
+  }
+
+  /** As {@link #open(WindowingStrategy, JobClock)}; with {@code onTimePath} as the translator builds it. */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void open(WindowingStrategy<?, ?> windowing, JobClock clock, boolean onTimePath) {
+    gbk = onTimePath
+        ? GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag)
+        : new GroupByKeyOperator<>(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag,
+            (SystemReduceFn) SystemReduceFn.buffering(VarIntCoder.of()), null);
     gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, clock));
   }
 
@@ -82,11 +111,13 @@ class GroupByKeyOperatorTest {
     assertThat(state.commits()).isEqualTo(1);
   }
 
-  @Test
-  void firesReadyTimersInSlicesHoldingTheOutputWatermarkAtTheEarliestUnfiredOne() {
+  @ParameterizedTest(name = "one-pane path: {0}")
+  @ValueSource(booleans = {false, true})
+  void firesReadyTimersInSlicesHoldingTheOutputWatermarkAtTheEarliestUnfiredOne(boolean onTimePath) {
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
         .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
-    open(windowing, JobClock.SYSTEM);
+    open(windowing, JobClock.SYSTEM, onTimePath);
+    assertThat(gbk.onTimeOnly()).isEqualTo(onTimePath);
     for (int i = 0; i < 3; i++) { // windows [0,10), [10,20), [20,30), one key each
       IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
       gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
@@ -112,11 +143,12 @@ class GroupByKeyOperatorTest {
     assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
   }
 
-  @Test
-  void oneWatermarkCall_firesAtMostItsBudgetAndNothingWhileTheOutputIsBlocked() {
+  @ParameterizedTest(name = "one-pane path: {0}")
+  @ValueSource(booleans = {false, true})
+  void oneWatermarkCall_firesAtMostItsBudgetAndNothingWhileTheOutputIsBlocked(boolean onTimePath) {
     WindowingStrategy<?, ?> windowing = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)))
         .withTimestampCombiner(TimestampCombiner.END_OF_WINDOW);
-    open(windowing, JobClock.SYSTEM);
+    open(windowing, JobClock.SYSTEM, onTimePath);
     for (int i = 0; i < 3; i++) {
       IntervalWindow w = new IntervalWindow(new Instant(10 * i), new Instant(10 * i + 10));
       gbk.accept(WindowedValues.of(KV.of("k" + i, i), new Instant(10 * i + 1), w, PaneInfo.NO_FIRING));
@@ -279,5 +311,138 @@ class GroupByKeyOperatorTest {
     OperatorDriver.fire(gbk, 10);
     gbk.finishBundle();
     assertThat(out).extracting(v -> (Object) v.getValue()).containsExactly(KV.of("k", List.of(1, 2)));
+  }
+
+  @Test
+  void firesOnlyOnTime_onlyForNonMergingDefaultTriggeredWindowsWithoutLatenessOutputAtTheirEnd() {
+    WindowingStrategy<?, ?> fixed = WindowingStrategy.of(FixedWindows.of(Duration.millis(10)));
+    assertThat(GroupByKeyOperator.firesOnlyOnTime(fixed)).isTrue();
+    assertThat(GroupByKeyOperator.firesOnlyOnTime(WindowingStrategy.globalDefault())).isTrue();
+    assertThat(GroupByKeyOperator.firesOnlyOnTime(fixed.withAllowedLateness(Duration.millis(1)))).isFalse();
+    assertThat(GroupByKeyOperator.firesOnlyOnTime(fixed.withTimestampCombiner(TimestampCombiner.EARLIEST))).isFalse();
+    assertThat(GroupByKeyOperator.firesOnlyOnTime(fixed.withTrigger(AfterWatermark.pastEndOfWindow()
+        .withEarlyFirings(AfterPane.elementCountAtLeast(1))))).isFalse();
+    assertThat(GroupByKeyOperator.firesOnlyOnTime(WindowingStrategy.of(Sessions.withGapDuration(Duration.millis(5)))))
+        .as("merging windows").isFalse();
+  }
+
+  static Stream<WindowFn<?, ?>> nonMergingWindowFns() {
+    return Stream.of(FixedWindows.of(Duration.millis(10)), SlidingWindows.of(Duration.millis(10)).every(Duration.millis(4)),
+        new GlobalWindows());
+  }
+
+  /**
+   * The one-pane path against runners-core, on the same input: elements of several keys and
+   * windows, a watermark that fires some windows, elements then late for them (dropped and counted)
+   * and on time for others, and the end of input. Same panes (values, timestamps, windows, pane
+   * info), same late drops, for a GroupByKey and a Combine.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("nonMergingWindowFns")
+  void onePanePath_emitsWhatRunnersCoreEmits(WindowFn<?, ?> windowFn) throws IOException {
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(windowFn);
+    assertThat(GroupByKeyOperator.firesOnlyOnTime(windowing)).isTrue();
+    for (boolean combining : new boolean[] {false, true}) {
+      Run runnersCore = drive(windowing, combining, false);
+      Run onePane = drive(windowing, combining, true);
+      assertThat(onePane.panes).as("combining: " + combining).containsExactlyInAnyOrderElementsOf(runnersCore.panes);
+      assertThat(onePane.panes).extracting(p -> p.pane).containsOnly(PaneInfo.ON_TIME_AND_ONLY_FIRING);
+      assertThat(onePane.droppedLate).isEqualTo(runnersCore.droppedLate);
+    }
+  }
+
+  /** What one {@link #drive} emitted: each pane as (key, sorted values or sum, timestamp, window, pane). */
+  private record Pane(Object key, Object values, Instant timestamp, Object window, PaneInfo pane) {}
+
+  private record Run(List<Pane> panes, long droppedLate) {}
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private Run drive(WindowingStrategy<?, ?> windowing, boolean combining, boolean onTimePath) throws IOException {
+    List<WindowedValue<?>> emitted = new ArrayList<>();
+    TupleTag outTag = new TupleTag<>();
+    GroupByKeyOperator op;
+    if (combining) {
+      op = onTimePath
+          ? GroupByKeyOperator.combining(StringUtf8Coder.of(), VarIntCoder.of(), Sum.ofIntegers().getAccumulatorCoder(
+              null, VarIntCoder.of()), (Sum.ofIntegers()), windowing, outTag)
+          : new GroupByKeyOperator(StringUtf8Coder.of(), VarIntCoder.of(), windowing, outTag, SystemReduceFn.combining(
+              StringUtf8Coder.of(), org.apache.beam.sdk.util.AppliedCombineFn.withAccumulatorCoder(Sum.ofIntegers(),
+                  Sum.ofIntegers().getAccumulatorCoder(null, VarIntCoder.of()))), null);
+    } else {
+      op = onTimePath
+          ? GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, outTag)
+          : new GroupByKeyOperator(StringUtf8Coder.of(), VarIntCoder.of(), windowing, outTag,
+              SystemReduceFn.buffering(VarIntCoder.of()), null);
+    }
+    assertThat(op.onTimeOnly()).isEqualTo(onTimePath);
+    MetricsContainerImpl metrics = new MetricsContainerImpl("gbk");
+    try (ContainerState own = ContainerState.inMemory(1000);
+        Closeable scope = MetricsEnvironment.scopedMetricsContainer(metrics)) {
+      op.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(outTag, emitted::add), own,
+          JobClock.SYSTEM));
+      WindowFn<Object, BoundedWindow> fn = (WindowFn<Object, BoundedWindow>) windowing.getWindowFn();
+      for (int t = 0; t < 30; t += 3) {
+        op.accept(element(fn, "k" + (t % 2), t, t));
+        op.accept(element(fn, "hot", t + 1, 100 + t));
+      }
+      op.finishBundle();
+      fireAll(op, new Instant(15));
+      for (int t = 1; t < 40; t += 7) { // before 15: late unless a window of the element is still open
+        op.accept(element(fn, "k" + (t % 3), t, 1000 + t));
+      }
+      op.finishBundle();
+      fireAll(op, BoundedWindow.TIMESTAMP_MAX_VALUE);
+      op.finishBundle();
+    }
+    List<Pane> panes = new ArrayList<>();
+    for (WindowedValue<?> v : emitted) {
+      KV<String, Object> kv = (KV<String, Object>) v.getValue();
+      Object values = kv.getValue();
+      if (values instanceof Iterable<?> it) {
+        List<Integer> sorted = new ArrayList<>();
+        it.forEach(x -> sorted.add((Integer) x));
+        sorted.sort(Comparator.naturalOrder());
+        values = sorted;
+      }
+      assertThat(v.getWindows()).hasSize(1);
+      panes.add(new Pane(kv.getKey(), values, v.getTimestamp(), v.getWindows().iterator().next(), v.getPaneInfo()));
+    }
+    long dropped = metrics.getCounter(MetricName.named(LateDataDroppingDoFnRunner.class,
+        LateDataDroppingDoFnRunner.DROPPED_DUE_TO_LATENESS)).getCumulative();
+    return new Run(panes, dropped);
+  }
+
+  /** An element of {@code key} at {@code timestamp} in the windows {@code fn} assigns. */
+  private static WindowedValue<KV<String, Integer>> element(WindowFn<Object, BoundedWindow> fn, String key,
+      long timestamp, int value) {
+    Instant at = new Instant(timestamp);
+    try {
+      List<BoundedWindow> windows = new ArrayList<>(fn.assignWindows(fn.new AssignContext() {
+        @Override
+        public Object element() {
+          return value;
+        }
+
+        @Override
+        public Instant timestamp() {
+          return at;
+        }
+
+        @Override
+        public BoundedWindow window() {
+          return GlobalWindow.INSTANCE;
+        }
+      }));
+      return WindowedValues.of(KV.of(key, value), at, windows, PaneInfo.NO_FIRING);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void fireAll(GroupByKeyOperator<?, ?, ?> op, Instant watermark) {
+    OperatorDriver.deliver(op, watermark);
+    while (OperatorDriver.hasReadyTimers(op)) {
+      OperatorDriver.fire(op, 5);
+    }
   }
 }

@@ -58,8 +58,10 @@ class ReduceFnRunnersTest {
   void keepsRunnersForNonMergingWindows() {
     ContainerState state = ContainerState.inMemory(1000);
     try {
-      GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk = open(
-          WindowingStrategy.of(FixedWindows.of(Duration.millis(10))), state, 1024, new ArrayList<>());
+      // with allowed lateness: the default windowing would take the one-pane path, which keeps no runners
+      GroupByKeyOperator<String, Integer, Iterable<Integer>> gbk = open(WindowingStrategy.of(
+          FixedWindows.of(Duration.millis(10))).withAllowedLateness(Duration.millis(5)), state, 1024, new ArrayList<>());
+      assertThat(gbk.onTimeOnly()).isFalse();
       gbk.accept(element("a", 1, 0));
       gbk.finishBundle();
 
