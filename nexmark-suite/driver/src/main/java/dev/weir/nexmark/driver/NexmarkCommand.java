@@ -51,9 +51,13 @@ public final class NexmarkCommand implements Callable<Integer> {
    * Default events of the warm-up pass every child JVM runs before its measured pass, per runner
    * (same syntax as --events): enough for the JIT to have compiled the hot path of the fast
    * queries before the measured interval starts, for every runner alike (bare included); Direct,
-   * ~100x slower, gets a pass of its own size's order. See bin/weir.
+   * ~100x slower, gets a pass of its own size's order. See bin/weir. 300,000 rather than 100,000:
+   * with 100,000, HotSpot's compiler threads still took 37-40% of Weir's measured-pass CPU on Q0 and
+   * Q8 at 1,000,000 events, compiling the Nexmark generator's {@code advance} (first C2-compiled at
+   * the end of the warm-up pass) and the object cache's eviction path (the cache never filled);
+   * runner/BENCHMARKS.md, issue 14, session 13.
    */
-  public static final String DEFAULT_WARMUP_EVENTS = "100000,direct=10000";
+  public static final String DEFAULT_WARMUP_EVENTS = "300000,direct=10000";
   /** Default per-run budget in seconds; see bin/weir. */
   public static final long DEFAULT_TIMEOUT_SEC = 150;
 
