@@ -88,7 +88,8 @@ class CombinerLiftingTest {
     Pipeline fixed = Pipelines.create(false);
     input(fixed).apply(Window.into(FixedWindows.of(Duration.millis(300)))).apply(Sum.integersPerKey());
     JobPlan lifted = WeirRunner.translate(fixed, Pipelines.options(false));
-    assertThat(kinds(lifted)).contains("PartialCombine", "CombineMerge").doesNotContain("GroupByKey");
+    assertThat(kinds(lifted)).as("default windowing: the merge takes the one-pane path")
+        .contains("PartialCombine", "CombineMerge/OnePane").doesNotContain("GroupByKey");
 
     Pipeline sessions = Pipelines.create(false);
     input(sessions).apply(Window.into(Sessions.withGapDuration(Duration.millis(5)))).apply(Sum.integersPerKey());

@@ -54,14 +54,14 @@ class JobPlanTest {
     StagePlan grouped = plan.stages().get(1);
     assertThat(source.source()).isNotNull();
     assertThat(kinds(source)).startsWith("Read", "ParDo").endsWith("PartialCombine", "ShuffleWrite");
-    assertThat(kinds(grouped)).startsWith("CombineMerge").doesNotContain("ShuffleWrite", "ForwardWrite");
+    assertThat(kinds(grouped)).startsWith("CombineMerge/OnePane").doesNotContain("ShuffleWrite", "ForwardWrite");
     assertThat(grouped.partitions()).isEqualTo(2);
     assertThat(plan.streams()).singleElement().satisfies(s -> {
       assertThat(s.kind()).isEqualTo(StreamPlan.Kind.SHUFFLE);
       assertThat(s.producer()).isSameAs(source);
       assertThat(s.consumer()).isSameAs(grouped);
     });
-    assertThat(plan.describe()).contains("CombineMerge 'Count.PerElement/Combine.perKey(Count)'");
+    assertThat(plan.describe()).contains("CombineMerge/OnePane 'Count.PerElement/Combine.perKey(Count)'");
     assertThat(plan.toDot()).startsWith("digraph weir {").contains("style=dashed");
   }
 

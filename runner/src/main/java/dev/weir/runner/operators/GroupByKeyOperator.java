@@ -183,6 +183,19 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   }
 
   /**
+   * The plan's node kind of a GroupByKey of {@code kind} over {@code windowing}: {@code kind}, with
+   * {@value #ONE_PANE_KIND_SUFFIX} appended when it takes the one-pane path. The two paths keep
+   * different state for the same windows (runners-core adds holds, trigger bits and pane counters),
+   * so the kind is part of the plan's fingerprint: a checkpoint of one does not restore into the other.
+   */
+  public static String nodeKind(String kind, WindowingStrategy<?, ?> windowing) {
+    return firesOnlyOnTime(windowing) ? kind + ONE_PANE_KIND_SUFFIX : kind;
+  }
+
+  /** Appended to the node kind of a GroupByKey that takes the one-pane path ({@link #nodeKind}). */
+  public static final String ONE_PANE_KIND_SUFFIX = "/OnePane";
+
+  /**
    * The merging half of a lifted Combine.perKey: a GroupByKey whose values are already
    * accumulators, merged into a combining state per key and window (see
    * {@link PartialCombineOperator}).

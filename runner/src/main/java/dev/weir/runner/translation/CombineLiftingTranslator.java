@@ -78,7 +78,7 @@ final class CombineLiftingTranslator {
     TranslationContext.Cut cut = context.cutShuffle(partials, keyCoder, node);
     TupleTag outTag = TranslationContext.singleOutputTag(node);
     AccumulatorMergingFn merging = new AccumulatorMergingFn(combineFn, accumulatorCoder);
-    NodeSpec merge = cut.enter(node.getFullName(), "CombineMerge",
+    NodeSpec merge = cut.enter(node.getFullName(), GroupByKeyOperator.nodeKind("CombineMerge", windowing),
         () -> GroupByKeyOperator.combining(keyCoder, accumulatorCoder, accumulatorCoder, merging, windowing, outTag));
     context.registerOutputs(node, cut.stage(), merge);
     return true;
@@ -92,7 +92,7 @@ final class CombineLiftingTranslator {
     Coder keyCoder = kvCoder.getKeyCoder();
     TranslationContext.Cut cut = context.cutShuffle(from, keyCoder, node);
     TupleTag outTag = TranslationContext.singleOutputTag(node);
-    NodeSpec group = cut.enter(node.getFullName(), "CombiningGroupByKey",
+    NodeSpec group = cut.enter(node.getFullName(), GroupByKeyOperator.nodeKind("CombiningGroupByKey", windowing),
         () -> GroupByKeyOperator.combining(keyCoder, kvCoder.getValueCoder(), accumulatorCoder, combineFn, windowing,
             outTag));
     context.registerOutputs(node, cut.stage(), group);

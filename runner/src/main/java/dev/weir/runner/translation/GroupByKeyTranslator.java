@@ -28,7 +28,7 @@ final class GroupByKeyTranslator implements TransformTranslator {
     Coder valueCoder = kvCoder.getValueCoder();
     WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
     TupleTag outTag = TranslationContext.singleOutputTag(node);
-    NodeSpec gbk = cut.enter(node.getFullName(), "GroupByKey",
+    NodeSpec gbk = cut.enter(node.getFullName(), GroupByKeyOperator.nodeKind("GroupByKey", windowing),
         () -> GroupByKeyOperator.grouping(keyCoder, valueCoder, windowing, (TupleTag<KV<Object, Iterable<Object>>>) outTag));
     context.registerOutputs(node, cut.stage(), gbk);
   }

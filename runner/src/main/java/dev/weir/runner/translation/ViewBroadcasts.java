@@ -74,7 +74,7 @@ final class ViewBroadcasts {
     WindowingStrategy<?, ?> windowing = input.getWindowingStrategy();
     context.declareElements(keyed, KvCoder.of(VoidCoder.of(), elementCoder), windowing);
     Cut cut = context.cutShuffle(keyed, VoidCoder.of(), 1, node);
-    NodeSpec group = cut.enter(name + "/GroupByKey", "GroupByKey",
+    NodeSpec group = cut.enter(name + "/GroupByKey", GroupByKeyOperator.nodeKind("GroupByKey", windowing),
         () -> GroupByKeyOperator.grouping(VoidCoder.of(), elementCoder, windowing, (TupleTag) VIEW_PANES_TAG));
     group.declareOutput(VIEW_PANES_TAG);
     panes = new Producer(cut.stage(), group.index(), VIEW_PANES_TAG);
