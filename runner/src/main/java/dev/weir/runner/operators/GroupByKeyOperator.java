@@ -99,8 +99,9 @@ import org.joda.time.Instant;
  * {@link SystemReduceFn} keeps ({@value #BUFFER_ID}: a bag, or the accumulator of a Combine), the
  * first of a window sets its end-of-window timer, and the timer emits the buffer and clears it.
  * ReduceFnRunner wrote a hold, read the trigger's finished bits and set the end-of-window and
- * garbage-collection timers for every element, and read and cleared six cells per pane; in a
- * profile of Nexmark Q8 at 1,000,000 events that was ~29% of the CPU samples (runner/BENCHMARKS.md).
+ * garbage-collection timers for every element, and read and cleared its pane bookkeeping for every
+ * pane; in profiles at 1,000,000 events its calls were 29% of Nexmark Q8's CPU samples and 45% of
+ * Q5's, and this path made Q5 28% and Q8 13% faster (runner/BENCHMARKS.md, issue 14, session 13).
  * No hold is needed: the output timestamp is the timer's, and until a ready timer fired the output
  * watermark stays at it ({@link #watermarkHold()}). Every other windowing goes through runners-core;
  * {@code GroupByKeyOperatorTest} pins that both paths emit the same panes.
