@@ -81,6 +81,6 @@ class EventCountsTest {
         .containsExactly("direct:0", "weir:500", "bare:500");
     NexmarkCommand dflt = new NexmarkCommand();
     new picocli.CommandLine(dflt).parseArgs("--runners", "weir", "--queries", "0");
-    assertThat(dflt.plan()).extracting(RunSpec::warmupEvents).containsExactly(100_000L);
+    assertThat(dflt.plan()).extracting(RunSpec::warmupEvents).containsExactly(300_000L);
   }
 }
