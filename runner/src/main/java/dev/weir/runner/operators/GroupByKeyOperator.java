@@ -197,9 +197,8 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   public static final String ONE_PANE_KIND_SUFFIX = "/OnePane";
 
   /**
-   * The merging half of a lifted Combine.perKey: a GroupByKey whose values are already
-   * accumulators, merged into a combining state per key and window (see
-   * {@link PartialCombineOperator}).
+   * A GroupByKey over {@code reduceFn}; {@link #grouping} and {@link #combining} build one with the
+   * buffer its reduce function keeps, tests without (runners-core only).
    *
    * @param reduceFn runners-core's reduce function (buffering or combining)
    * @param bufferTag the state {@code reduceFn} keeps each window's input in, for the one-pane path
