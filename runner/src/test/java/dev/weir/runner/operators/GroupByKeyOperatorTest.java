@@ -67,11 +67,21 @@ class GroupByKeyOperatorTest {
   /** As {@link #open(WindowingStrategy, JobClock)}; with {@code onTimePath} as the translator builds it. */
   @SuppressWarnings({"unchecked", "rawtypes"})
   private void open(WindowingStrategy<?, ?> windowing, JobClock clock, boolean onTimePath) {
-    gbk = onTimePath
+    gbk = grouping(windowing, tag, onTimePath);
+    gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, clock));
+  }
+
+  /**
+   * A GroupByKey of String keys and Integer values: as the translator builds it (the one-pane path
+   * where the windowing allows) when {@code onTimePath}, else through runners-core for every windowing.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static GroupByKeyOperator<String, Integer, Iterable<Integer>> grouping(WindowingStrategy<?, ?> windowing,
+      TupleTag<KV<String, Iterable<Integer>>> tag, boolean onTimePath) {
+    return onTimePath
         ? GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag)
         : new GroupByKeyOperator<>(StringUtf8Coder.of(), VarIntCoder.of(), windowing, tag,
             (SystemReduceFn) SystemReduceFn.buffering(VarIntCoder.of()), null);
-    gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add), state, clock));
   }
 
   @AfterEach
@@ -369,10 +379,7 @@ class GroupByKeyOperatorTest {
               StringUtf8Coder.of(), org.apache.beam.sdk.util.AppliedCombineFn.withAccumulatorCoder(Sum.ofIntegers(),
                   Sum.ofIntegers().getAccumulatorCoder(null, VarIntCoder.of()))), null);
     } else {
-      op = onTimePath
-          ? GroupByKeyOperator.grouping(StringUtf8Coder.of(), VarIntCoder.of(), windowing, outTag)
-          : new GroupByKeyOperator(StringUtf8Coder.of(), VarIntCoder.of(), windowing, outTag,
-              SystemReduceFn.buffering(VarIntCoder.of()), null);
+      op = grouping(windowing, outTag, onTimePath);
     }
     assertThat(op.onTimeOnly()).isEqualTo(onTimePath);
     MetricsContainerImpl metrics = new MetricsContainerImpl("gbk");
