@@ -160,7 +160,9 @@ public final class HtmlReport {
       StringBuilder w = new StringBuilder();
       warmup.fields().forEachRemaining(e -> w.append(w.length() == 0 ? "" : ", ").append(e.getKey())
           .append(' ').append(String.format(Locale.ROOT, "%,d", e.getValue().asLong())));
-      page.text(" · warm-up pass before each measured run: " + w + " events");
+      long sec = settings.path("warmupSeconds").asLong(0);
+      page.text(" · warm-up pass before each measured run: " + w + " events"
+          + (sec > 0 ? ", then more passes until the warm-up took " + sec + " s" : ""));
     }
     if (settings.has("parallelism")) {
       page.text(" · parallelism " + settings.get("parallelism").asText());

@@ -87,6 +87,7 @@ class HtmlReportTest {
     sample.settings().put("events", 500_000);
     sample.settings().putObject("eventsPerRunner").put("direct", 50_000).put("flink", 500_000).put("weir", 500_000);
     sample.settings().putObject("warmupEventsPerRunner").put("direct", 10_000).put("flink", 100_000).put("weir", 100_000);
+    sample.settings().put("warmupSeconds", 10);
     sample.run("weir", 6, "streaming", "ok", 14_000.0, 4_301L, null)
         .correctness("timing-dependent: streaming result counts differ across runners (flink=4295, weir=4301)");
     sample.run("flink", 6, "streaming", "ok", 12_000.0, 4_295L, null)
@@ -94,7 +95,8 @@ class HtmlReportTest {
     sample.run("weir", 5, "streaming", "ok", 60_000.0, 40L, null).correctness("none: no other runner's result count");
     String html = render(List.of(ResultsFile.read(sample.write(dir.resolve("r1")))));
     assertThat(html).contains("direct 50,000, flink 500,000, weir 500,000 events per run");
-    assertThat(html).contains("warm-up pass before each measured run: direct 10,000, flink 100,000, weir 100,000 events");
+    assertThat(html).contains("warm-up pass before each measured run: direct 10,000, flink 100,000, weir 100,000 events, "
+        + "then more passes until the warm-up took 10 s");
     assertThat(html).contains(">timing</td>").doesNotContain("class=\"bad\">NO");
     assertThat(html).contains(">n/a</td>");
   }

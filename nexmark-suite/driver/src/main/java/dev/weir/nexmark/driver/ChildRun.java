@@ -151,8 +151,11 @@ public final class ChildRun {
       }
     }
     o.putAll(spec.runner().runnerOptions(cores, runDir));
-    // The harness's (and the bare runner's) own option: a warm-up pass before the measured one.
+    // The harness's (and the bare runner's) own options: warm-up passes before the measured one.
     o.put("warmupEvents", String.valueOf(spec.warmupEvents()));
+    if (spec.warmupEvents() > 0 && spec.warmupSeconds() > 0) {
+      o.put("warmupSeconds", String.valueOf(spec.warmupSeconds()));
+    }
     o.putAll(spec.sweep());
     for (String arg : passthrough) {
       String a = arg.startsWith("--") ? arg.substring(2) : arg;
@@ -196,6 +199,18 @@ public final class ChildRun {
   }
 
   /** Deletes a run's scratch state directory, if any; a failure only leaves files behind. */
+  /**
+   * The entries of {@code runDir} whose names start with {@code prefix} (a warm-up pass's files and
+   * folders), sorted by name; empty when there are none or the folder cannot be listed.
+   */
+  static List<Path> warmupFiles(Path runDir, String prefix) {
+    try (java.util.stream.Stream<Path> s = Files.list(runDir)) {
+      return s.filter(p -> p.getFileName().toString().startsWith(prefix)).sorted().toList();
+    } catch (IOException | java.io.UncheckedIOException e) {
+      return List.of();
+    }
+  }
+
   private static void deleteScratch(Path dir) {
     if (!Files.isDirectory(dir)) {
       return;
@@ -279,7 +294,10 @@ public final class ChildRun {
     // the child is gone; a cancelled streaming job keeps it, and a sweep would fill the disk.
     for (String scratch : List.of("weir-state", "flink-state")) {
       deleteScratch(runDir.resolve(scratch));
-      deleteScratch(runDir.resolve(scratch + "-warmup")); // the harness's warm-up pass (WarmupPass)
+      // The harness's warm-up passes (WarmupPass): <scratch>-warmup, <scratch>-warmup-2, ...
+      for (Path warm : warmupFiles(runDir, scratch + "-warmup")) {
+        deleteScratch(warm);
+      }
     }
     if (bootstrapServers != null) {
       // A cancelled (streaming) or killed Samza job keeps its topics; the next runs need none of them.
@@ -307,10 +325,12 @@ public final class ChildRun {
         r.nexmarkErrors.add(e.asText());
       }
     }
-    JsonNode warmPerf = spec.warmupEvents() > 0 ? readPerf(runDir.resolve("perf-warmup.json")) : null;
-    if (warmPerf != null) {
-      for (JsonNode e : warmPerf.path("errors")) {
-        r.nexmarkErrors.add("warm-up pass: " + e.asText());
+    for (Path warm : spec.warmupEvents() > 0 ? warmupFiles(runDir, "perf-warmup") : List.<Path>of()) {
+      JsonNode warmPerf = readPerf(warm);
+      if (warmPerf != null) {
+        for (JsonNode e : warmPerf.path("errors")) {
+          r.nexmarkErrors.add("warm-up pass (" + warm.getFileName() + "): " + e.asText());
+        }
       }
     }
     if (!finished) {
@@ -386,6 +406,11 @@ public final class ChildRun {
     }
     r.cpuSeconds = positiveOrNull(h.path("cpuSeconds"));
     r.warmupCpuSeconds = positiveOrNull(h.path("warmupCpuSeconds"));
+    if (h.path("warmupEvents").isNumber()) {
+      r.warmupEvents = h.path("warmupEvents").asLong();
+    }
+    r.warmupPasses = h.path("warmupPasses").isNumber() ? h.path("warmupPasses").asInt() : null;
+    r.warmupSec = positiveOrNull(h.path("warmupSec"));
     r.peakRssBytes = h.path("peakRssBytes").asLong(-1) > 0 ? h.path("peakRssBytes").asLong() : null;
     r.gcTimeMs = h.path("gcTimeMs").isNumber() ? h.path("gcTimeMs").asLong() : null;
     r.gcCount = h.path("gcCount").isNumber() ? h.path("gcCount").asLong() : null;

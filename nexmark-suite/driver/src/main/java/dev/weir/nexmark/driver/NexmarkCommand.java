@@ -58,6 +58,16 @@ public final class NexmarkCommand implements Callable<Integer> {
    * runner/BENCHMARKS.md, issue 14, session 13.
    */
   public static final String DEFAULT_WARMUP_EVENTS = "300000,direct=10000";
+  /**
+   * Default least wall time of each run's warm-up passes, seconds, for every runner alike: after
+   * the {@code --warmup-events} pass, more passes run until the warm-up took this long. Why: the
+   * JIT needs about the same compile time whatever a runner's event rate. With 300,000 events
+   * Flink's warm-up already took 9-40 s per query, Weir's 4-5 s on the fast queries, and Weir's
+   * compiler threads still ran 7.4 s in the 8.4 s measured pass of Q10 (-XX:+LogCompilation); a
+   * 1,000,000-event warm-up took Weir's Q10 from 144.7K to 170.4K events/s and Q8 from 281.9K to
+   * 357.4K, Flink's by 1% and 5%. runner/BENCHMARKS.md, issue 14, session 14.
+   */
+  public static final long DEFAULT_WARMUP_SECONDS = 10;
   /** Default per-run budget in seconds; see bin/weir. */
   public static final long DEFAULT_TIMEOUT_SEC = 150;
 
@@ -94,6 +104,13 @@ public final class NexmarkCommand implements Callable<Integer> {
           + "(e.g. 0, or 1000000,direct=0). CPU and GC figures cover the measured pass. "
           + "Default: ${DEFAULT-VALUE}.")
   String warmupEvents;
+
+  @Option(names = "--warmup-seconds", defaultValue = "" + DEFAULT_WARMUP_SECONDS,
+      description = "Least wall time of each run's warm-up, seconds, for every runner alike: after the "
+          + "--warmup-events pass, the same JVM runs more warm-up passes (sized from the last pass's "
+          + "rate, at most 4 passes in all) until they took this long together; 0 = the one pass only. "
+          + "Default: ${DEFAULT-VALUE}.")
+  long warmupSeconds;
 
   @Option(names = "--repeat", defaultValue = "1",
       description = "Runs per point; the summary uses the median. Default: ${DEFAULT-VALUE}.")
@@ -154,6 +171,10 @@ public final class NexmarkCommand implements Callable<Integer> {
     counts.asMap(rs); // every runner must have a count
     EventCounts warm = EventCounts.parseWarmup(warmupEvents);
     warm.asMap(rs);
+    if (warmupSeconds < 0) {
+      throw new IllegalArgumentException("--warmup-seconds " + warmupSeconds + " is not a duration; "
+          + "allowed: a whole number of seconds >= 0 (0 = one warm-up pass of --warmup-events)");
+    }
     if (repeat < 1) {
       throw new IllegalArgumentException("--repeat must be at least 1");
     }
@@ -173,7 +194,8 @@ public final class NexmarkCommand implements Callable<Integer> {
           for (int rep = 1; rep <= repeat; rep++) {
             for (RunnerKind r : rs) {
               if (r.supports(q)) {
-                plan.add(new RunSpec(r, q, mode, counts.forRunner(r), combo, rep, warm.forRunner(r)));
+                plan.add(new RunSpec(r, q, mode, counts.forRunner(r), combo, rep, warm.forRunner(r),
+                    warmupSeconds));
               }
             }
           }
@@ -251,6 +273,7 @@ public final class NexmarkCommand implements Callable<Integer> {
     doc.settings.put("eventsPerRunner", perRunner);
     EventCounts warm = EventCounts.parseWarmup(warmupEvents);
     doc.settings.put("warmupEventsPerRunner", warm.asMap(kinds));
+    doc.settings.put("warmupSeconds", warmupSeconds);
     doc.settings.put("repeat", repeat);
     doc.settings.put("timeoutPerRunSec", timeoutPerRun);
     doc.settings.put("parallelism", parallelism);
@@ -280,7 +303,7 @@ public final class NexmarkCommand implements Callable<Integer> {
 
     announce(dir);
     boolean noWarmup = warm.asMap(kinds).values().stream().allMatch(n -> n == 0);
-    String warmup = noWarmup ? "with no warm-up pass" : "after a warm-up pass of " + warm.describe(kinds);
+    String warmup = noWarmup ? "with no warm-up pass" : "after a warm-up of " + warmupDescription(warm, kinds);
     System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %s per run %s, timeout %d s each) -> %s%n",
         plan.size(), String.join(",", runners), queries, String.join(",", modes),
         counts.describe(kinds), warmup, timeoutPerRun, dir);
@@ -348,8 +371,8 @@ public final class NexmarkCommand implements Callable<Integer> {
     writeAll(doc, dir);
     System.out.println();
     System.out.print(doc.summary.table(order));
-    System.out.println("warm-up pass per run (same JVM, not measured): "
-        + (noWarmup ? "none" : warm.describe(kinds)));
+    System.out.println("warm-up per run (same JVM, not measured): "
+        + (noWarmup ? "none" : warmupDescription(warm, kinds)));
     if (!counts.uniform(kinds)) {
       System.out.println("events per run: " + counts.describe(kinds) + " (ratios compare each "
           + "runner's throughput at its own size; result counts are compared only between runs "
@@ -392,5 +415,11 @@ public final class NexmarkCommand implements Callable<Integer> {
           Summary.human(r.eventsPerSec), r.numResults, r.wallSec);
     }
     return r.status + ": " + r.firstErrorLine;
+  }
+
+  /** E.g. "direct 10,000, weir 300,000 events, then more passes until the warm-up took 10 s". */
+  private String warmupDescription(EventCounts warm, List<RunnerKind> kinds) {
+    return warm.describe(kinds) + (warmupSeconds > 0
+        ? ", then more passes until the warm-up took " + warmupSeconds + " s" : "");
   }
 }

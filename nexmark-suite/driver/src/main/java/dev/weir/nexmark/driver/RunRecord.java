@@ -13,7 +13,7 @@ import java.util.Map;
  * One run's numbers. Units: events and results per second, seconds (runtime, wall, CPU),
  * bytes (peak RSS), milliseconds (GC time). Missing measurements are null.
  */
-@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "repeat", "sweep", "status",
+@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "wallSec",
     "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
@@ -28,8 +28,15 @@ public final class RunRecord {
   public String queryName;
   public String mode;
   public long events;
-  /** Events of the warm-up pass run in the same JVM before the measured one; 0 = none. */
+  /**
+   * Events of the warm-up passes run in the same JVM before the measured one, all passes together
+   * (as the child reported them; the planned first pass's when it reported nothing); 0 = none.
+   */
   public long warmupEvents;
+  /** Warm-up passes the child ran; null when it reported none. */
+  public Integer warmupPasses;
+  /** Wall time of all warm-up passes together, seconds; null when the child reported none. */
+  public Double warmupSec;
   public int repeat;
   public Map<String, String> sweep = new LinkedHashMap<>();
   /** ok, failed or timeout. */
@@ -45,7 +52,7 @@ public final class RunRecord {
   public Double wallSec;
   /** CPU seconds of the measured pass (after a warm-up pass, the warm-up's are not in it). */
   public Double cpuSeconds;
-  /** CPU seconds of the warm-up pass; null without one. */
+  /** CPU seconds of the warm-up passes; null without one. */
   public Double warmupCpuSeconds;
   public Long peakRssBytes;
   public Long gcTimeMs;

@@ -7,20 +7,31 @@ import java.util.Map;
 /**
  * One planned run. {@code events} is Nexmark's numEvents; {@code sweep} maps option names to the
  * values of this run (empty without --sweep); {@code repeat} counts from 1; {@code warmupEvents}
- * is the event count of the warm-up pass the child JVM runs before the measured one (0 = none).
+ * is the event count of the first warm-up pass the child JVM runs before the measured one (0 =
+ * none), and {@code warmupSeconds} the least wall time of all its warm-up passes together (more
+ * passes run until it is reached; the harness's {@code WarmupPass}).
  */
 public record RunSpec(RunnerKind runner, int query, String mode, long events,
-                      Map<String, String> sweep, int repeat, long warmupEvents) {
+                      Map<String, String> sweep, int repeat, long warmupEvents, long warmupSeconds) {
   public RunSpec {
     sweep = Map.copyOf(sweep);
     if (warmupEvents < 0) {
       throw new IllegalArgumentException("warmupEvents must be >= 0, not " + warmupEvents);
     }
+    if (warmupSeconds < 0) {
+      throw new IllegalArgumentException("warmupSeconds must be >= 0, not " + warmupSeconds);
+    }
+  }
+
+  /** A run whose warm-up is one pass of {@code warmupEvents} events. */
+  public RunSpec(RunnerKind runner, int query, String mode, long events, Map<String, String> sweep,
+      int repeat, long warmupEvents) {
+    this(runner, query, mode, events, sweep, repeat, warmupEvents, 0);
   }
 
   /** A run without a warm-up pass. */
   public RunSpec(RunnerKind runner, int query, String mode, long events, Map<String, String> sweep, int repeat) {
-    this(runner, query, mode, events, sweep, repeat, 0);
+    this(runner, query, mode, events, sweep, repeat, 0, 0);
   }
 
   /** Whether the run is in streaming mode. */

@@ -82,5 +82,9 @@ class EventCountsTest {
     NexmarkCommand dflt = new NexmarkCommand();
     new picocli.CommandLine(dflt).parseArgs("--runners", "weir", "--queries", "0");
     assertThat(dflt.plan()).extracting(RunSpec::warmupEvents).containsExactly(300_000L);
+    assertThat(dflt.plan()).extracting(RunSpec::warmupSeconds).containsExactly(10L);
+    NexmarkCommand one = new NexmarkCommand();
+    new picocli.CommandLine(one).parseArgs("--runners", "weir", "--queries", "0", "--warmup-seconds", "0");
+    assertThat(one.plan()).extracting(RunSpec::warmupSeconds).containsExactly(0L);
   }
 }

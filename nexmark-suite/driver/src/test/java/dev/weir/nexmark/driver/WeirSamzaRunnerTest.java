@@ -59,10 +59,10 @@ class WeirSamzaRunnerTest {
     assertThat(cmd).contains("--add-opens=java.base/java.lang=ALL-UNNAMED", RunnerKind.HARNESS_MAIN,
         "--executionEnvironment=SAMZA_LOCAL");
     // Embedded Weir never gets a Samza option; every runner gets the harness's warm-up count.
-    RunSpec weir = new RunSpec(RunnerKind.WEIR, 4, "streaming", 10_000, Map.of(), 1, 2_000);
+    RunSpec weir = new RunSpec(RunnerKind.WEIR, 4, "streaming", 10_000, Map.of(), 1, 2_000, 10);
     assertThat(new ChildRun(new SuiteLayout(tmp), 2, 10, List.of(), false, null).options(weir, runDir))
         .doesNotContainKeys("executionEnvironment", "samzaConfigOverride")
-        .containsEntry("warmupEvents", "2000");
+        .containsEntry("warmupEvents", "2000").containsEntry("warmupSeconds", "10");
   }
 
   @Test

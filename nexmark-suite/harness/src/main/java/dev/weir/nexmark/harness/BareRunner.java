@@ -30,10 +30,11 @@ import org.apache.beam.sdk.values.TimestampedValue;
 
 /**
  * Runner-less limit for Nexmark Q0-Q2. Arguments: {@code --query=0|1|2 --numEvents=N
- * [--threads=T] [--warmupEvents=W] [--work=pipeline|query] [--perfFilename=F]}. Reports events
- * per second (events generated and processed / wall seconds of the measured pass) and the number
- * of results; with {@code --warmupEvents=W} (W > 0; default 0) a warm-up pass over W events runs
- * first, as the harness runs one for every runner ({@link WarmupPass}), and CPU and GC figures
+ * [--threads=T] [--warmupEvents=W [--warmupSeconds=S]] [--work=pipeline|query] [--perfFilename=F]}.
+ * Reports events per second (events generated and processed / wall seconds of the measured pass)
+ * and the number of results; with {@code --warmupEvents=W} (W > 0; default 0) warm-up passes of at
+ * least W events and S seconds in all run first, as the harness runs them for every runner
+ * ({@link WarmupPass}), and CPU and GC figures
  * cover the measured pass. {@code --work=pipeline} (the default) does per element what Nexmark's
  * pipeline does around the query ({@link PipelineWork}: monitors, snoop, stamp, a JSON string per
  * result, devnull), so the limit carries the same work a runner is given; {@code --work=query}
@@ -52,8 +53,10 @@ public final class BareRunner {
     int threads = Integer.parseInt(
         opts.getOrDefault("threads", String.valueOf(Runtime.getRuntime().availableProcessors())));
     long warmupEvents;
+    long warmupSeconds;
     try {
       warmupEvents = WarmupPass.parseEvents(opts.getOrDefault("warmupEvents", "0"));
+      warmupSeconds = WarmupPass.parseSeconds(opts.getOrDefault("warmupSeconds", "0"));
     } catch (IllegalArgumentException e) {
       System.err.println("ERROR BareRunner: " + e.getMessage());
       ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, e.getMessage());
@@ -77,10 +80,13 @@ public final class BareRunner {
     }
     NexmarkConfiguration config = NexmarkConfiguration.DEFAULT.copy();
     config.numEvents = numEvents;
+    WarmupPass.Done warmup = new WarmupPass.Done(0, 0, 0);
     if (warmupEvents > 0) {
-      NexmarkConfiguration warm = config.copy();
-      warm.numEvents = warmupEvents;
-      run(warm, query, threads, pipeline);
+      warmup = WarmupPass.runPasses(warmupEvents, warmupSeconds, (pass, events) -> {
+        NexmarkConfiguration warm = config.copy();
+        warm.numEvents = events;
+        run(warm, query, threads, pipeline);
+      });
       ProcessFacts.startMeasuredPass();
     }
     long t0 = System.nanoTime();
@@ -103,13 +109,15 @@ public final class BareRunner {
     perf.put("timeDilation", 0.0);
     perf.put("jobId", null);
     System.out.printf("BareRunner: query %d, %d events, %d threads, warm-up %d events, work %s: %.3f s, %.0f events/s, %d results%n",
-        query, numEvents, threads, warmupEvents, work, runtimeSec, numEvents / runtimeSec, results);
+        query, numEvents, threads, warmup.events(), work, runtimeSec, numEvents / runtimeSec, results);
     if (perfFile != null) {
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(new File(perfFile), perf);
     }
     Map<String, Object> extra = new LinkedHashMap<>();
     extra.put("bareThreads", threads);
-    extra.put("warmupEvents", warmupEvents);
+    extra.put("warmupEvents", warmup.events());
+    extra.put("warmupPasses", warmup.passes());
+    extra.put("warmupSec", warmup.seconds());
     extra.put("bareWork", work);
     ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, null, extra);
     System.exit(0);

@@ -1,5 +1,5 @@
 // Role: the main class of every runner child JVM. Checks that the requested runner class is
-// loadable, optionally runs a warm-up pass of the same query (WarmupPass), runs Beam's Nexmark
+// loadable, optionally runs warm-up passes of the same query (WarmupPass), runs Beam's Nexmark
 // launcher (org.apache.beam.sdk.nexmark.Main) with the arguments unchanged, then writes process
 // facts (ProcessFacts) and exits with 0 (ok) or 1 (failed).
 // Threading: runs on the JVM's main thread; Nexmark and the runner start their own threads, which
@@ -7,10 +7,12 @@
 package dev.weir.nexmark.harness;
 
 /**
- * Entry point of a benchmark child JVM: {@code RunHarness [--warmupEvents=N] <nexmark args...>}.
- * With {@code --warmupEvents=N} (N > 0; the harness's own option, not passed to Nexmark) the same
- * query first runs over N events in this JVM ({@link WarmupPass}), and only the second, measured
- * pass writes Nexmark's perf file; CPU and GC figures then cover the measured pass. Exit status 0
+ * Entry point of a benchmark child JVM:
+ * {@code RunHarness [--warmupEvents=N [--warmupSeconds=S]] <nexmark args...>}. With
+ * {@code --warmupEvents=N} (N > 0; the harness's own options, not passed to Nexmark) the same query
+ * first runs over N events in this JVM, and again until the warm-up passes took S seconds in all
+ * ({@link WarmupPass}); only the last, measured pass writes Nexmark's perf file, and CPU and GC
+ * figures cover the measured pass. Exit status 0
  * when Nexmark returned normally, 1 when it threw (in either pass), 3 when the {@code --runner}
  * class is missing. Process facts go to the file named by the system property
  * {@value ProcessFacts#OUT_PROPERTY}.
@@ -42,10 +44,11 @@ public final class RunHarness {
     long nexmarkStartEpochMs = System.currentTimeMillis();
     try {
       if (warmup.events() > 0) {
-        long warmStartNs = System.nanoTime();
-        org.apache.beam.sdk.nexmark.Main.main(warmup.warmupArgs());
-        extra.put("warmupEvents", warmup.events());
-        extra.put("warmupSec", (System.nanoTime() - warmStartNs) / 1e9);
+        WarmupPass.Done done = warmup.run(
+            (pass, events) -> org.apache.beam.sdk.nexmark.Main.main(warmup.warmupArgs(pass, events)));
+        extra.put("warmupEvents", done.events());
+        extra.put("warmupPasses", done.passes());
+        extra.put("warmupSec", done.seconds());
         ProcessFacts.startMeasuredPass();
       }
       // Wall-clock bounds of the measured pass, so a profile can be cut to the measured interval.

@@ -1,6 +1,7 @@
-// Role: the harness's warm-up pass: splits the child's arguments into those of a warm-up run of the
-// same query (fewer events, its own perf file, state directories and Kafka topics) and those of the
-// measured run, so that JIT compilation and class loading happen before the measured interval, for
+// Role: the harness's warm-up: splits the child's arguments into those of warm-up runs of the same
+// query (fewer events, their own perf files, state directories and Kafka topics) and those of the
+// measured run, and decides how many warm-up passes to run (at least N events and at least S
+// seconds), so that JIT compilation and class loading happen before the measured interval, for
 // every runner alike (the bare limit does the same in BareRunner).
 // Threading: immutable; built and used on the harness's main thread.
 package dev.weir.nexmark.harness;
@@ -9,19 +10,49 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The two passes of one benchmark child JVM. The harness's own option {@code --warmupEvents=N}
- * (N >= 0, 0 = no warm-up) is removed from both argument lists. The warm-up pass gets
- * {@code --numEvents=N} and, so that nothing it leaves behind is read by the measured pass, its own
- * copy of every per-run location: {@code --perfFilename}, {@code --stateDirectory} (Weir),
- * {@code --stateBackendStoragePath} (Flink) and the {@code weir.kafka.topic.prefix} entry of
- * {@code --samzaConfigOverride} (weir-samza) each get the suffix {@value #SUFFIX}. The measured pass
+ * The warm-up passes and the measured pass of one benchmark child JVM. The harness's own options
+ * {@code --warmupEvents=N} (N >= 0, 0 = no warm-up) and {@code --warmupSeconds=S} (S >= 0, default
+ * 0) are removed from both argument lists.
+ *
+ * <p>The first warm-up pass runs N events. While the passes so far took less than S seconds of
+ * wall time in all, another pass runs, sized from the last pass's rate to fill the rest (at least
+ * {@value #MIN_PASS_EVENTS} events, at most {@value #MAX_PASS_GROWTH} times N), up to
+ * {@value #MAX_PASSES} passes. Why a floor in seconds: HotSpot's compiler threads need about the
+ * same CPU time to compile a pipeline's hot path whatever its event rate, so a warm-up counted in
+ * events alone leaves a fast runner compiling during its measured pass (Weir's Q10 after 300,000
+ * events: 7.4 s of compilation in an 8.4 s measured pass, from {@code -XX:+LogCompilation}), while a
+ * slower runner's warm-up over the same events already lasts long enough (Flink's passes took 9-40
+ * s). See runner/BENCHMARKS.md, issue 14, session 14.
+ *
+ * <p>Every warm-up pass gets {@code --numEvents} of its own and, so that nothing it leaves behind
+ * is read by a later pass, its own copy of every per-run location: {@code --perfFilename},
+ * {@code --stateDirectory} (Weir), {@code --stateBackendStoragePath} (Flink) and the
+ * {@code weir.kafka.topic.prefix} entry of {@code --samzaConfigOverride} (weir-samza) each get the
+ * suffix {@value #SUFFIX} (pass 1) or {@value #SUFFIX}{@code -k} (pass k >= 2). The measured pass
  * gets the arguments unchanged.
  */
-public record WarmupPass(long events, String[] warmupArgs, String[] measuredArgs) {
+public record WarmupPass(long events, long minSeconds, String[] warmupArgs, String[] measuredArgs) {
   /** The harness's option naming the warm-up pass's event count. */
   public static final String OPTION = "--warmupEvents=";
-  /** Appended to the warm-up pass's perf file, state directories and topic prefix. */
+  /** The harness's option naming the least wall time of all warm-up passes together, seconds. */
+  public static final String SECONDS_OPTION = "--warmupSeconds=";
+  /** Appended to the first warm-up pass's perf file, state directories and topic prefix. */
   public static final String SUFFIX = "-warmup";
+  /** At most this many warm-up passes, however short they were. */
+  public static final int MAX_PASSES = 4;
+  /** A pass after the first runs at least this many events. */
+  public static final long MIN_PASS_EVENTS = 1_000;
+  /** A pass after the first runs at most this many times the first pass's events. */
+  public static final long MAX_PASS_GROWTH = 20;
+
+  /** One warm-up pass: runs the query over {@code events} events; {@code pass} counts from 1. */
+  @FunctionalInterface
+  public interface Pass {
+    void run(int pass, long events) throws Exception;
+  }
+
+  /** What the warm-up passes ran: how many, their events in all, their wall time in all (s). */
+  public record Done(int passes, long events, double seconds) {}
 
   /**
    * Splits {@code args}.
@@ -30,10 +61,13 @@ public record WarmupPass(long events, String[] warmupArgs, String[] measuredArgs
    */
   public static WarmupPass of(String[] args) {
     long events = 0;
+    long minSeconds = 0;
     List<String> measured = new ArrayList<>();
     for (String a : args) {
       if (a.startsWith(OPTION)) {
         events = parseEvents(a.substring(OPTION.length()));
+      } else if (a.startsWith(SECONDS_OPTION)) {
+        minSeconds = parseSeconds(a.substring(SECONDS_OPTION.length()));
       } else {
         measured.add(a);
       }
@@ -41,10 +75,78 @@ public record WarmupPass(long events, String[] warmupArgs, String[] measuredArgs
     List<String> warm = new ArrayList<>();
     if (events > 0) {
       for (String a : measured) {
-        warm.add(forWarmup(a, events));
+        warm.add(forWarmup(a, events, SUFFIX));
       }
     }
-    return new WarmupPass(events, warm.toArray(new String[0]), measured.toArray(new String[0]));
+    return new WarmupPass(events, minSeconds, warm.toArray(new String[0]), measured.toArray(new String[0]));
+  }
+
+  /**
+   * The arguments of warm-up pass {@code pass} (from 1) over {@code passEvents} events; pass 1 over
+   * {@link #events()} events has {@link #warmupArgs()}.
+   */
+  public String[] warmupArgs(int pass, long passEvents) {
+    String suffix = pass <= 1 ? SUFFIX : SUFFIX + "-" + pass;
+    String[] out = new String[measuredArgs.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = forWarmup(measuredArgs[i], passEvents, suffix);
+    }
+    return out;
+  }
+
+  /**
+   * Runs this warm-up's passes in order (none when {@link #events()} is 0).
+   *
+   * @throws Exception whatever a pass throws; no later pass runs
+   */
+  public Done run(Pass pass) throws Exception {
+    return runPasses(events, minSeconds, pass);
+  }
+
+  /**
+   * Runs warm-up passes: the first over {@code events} events, then more while they took less than
+   * {@code minSeconds} of wall time in all ({@link #nextPassEvents}).
+   *
+   * @throws Exception whatever a pass throws; no later pass runs
+   */
+  public static Done runPasses(long events, long minSeconds, Pass pass) throws Exception {
+    int passes = 0;
+    long total = 0;
+    double spentSec = 0;
+    long next = events;
+    while (next > 0) {
+      long startNs = System.nanoTime();
+      pass.run(passes + 1, next);
+      double sec = (System.nanoTime() - startNs) / 1e9;
+      passes++;
+      total += next;
+      spentSec += sec;
+      next = nextPassEvents(events, minSeconds, passes, next, sec, spentSec);
+    }
+    return new Done(passes, total, spentSec);
+  }
+
+  /**
+   * The events of the next warm-up pass, or 0 when the warm-up is done: done once the passes took
+   * {@code minSeconds} in all or {@value #MAX_PASSES} passes ran; else the last pass's rate times
+   * the seconds still missing, between {@value #MIN_PASS_EVENTS} and {@value #MAX_PASS_GROWTH} times
+   * {@code firstEvents}. The last pass's rate includes its pipeline's start-up, so it is low, and a
+   * pass sized from it tends to end early; the next pass corrects that.
+   *
+   * @param firstEvents the first pass's events (the {@code --warmupEvents} value)
+   * @param passesDone passes run so far (>= 1)
+   * @param lastEvents the last pass's events
+   * @param lastSec the last pass's wall time, s
+   * @param spentSec all passes' wall time so far, s
+   */
+  static long nextPassEvents(long firstEvents, long minSeconds, int passesDone, long lastEvents,
+      double lastSec, double spentSec) {
+    if (passesDone >= MAX_PASSES || spentSec >= minSeconds) {
+      return 0;
+    }
+    double eventsPerSec = lastEvents / Math.max(lastSec, 1e-3);
+    double wanted = Math.ceil(eventsPerSec * (minSeconds - spentSec));
+    return (long) Math.max(MIN_PASS_EVENTS, Math.min(wanted, (double) firstEvents * MAX_PASS_GROWTH));
   }
 
   /**
@@ -65,25 +167,43 @@ public record WarmupPass(long events, String[] warmupArgs, String[] measuredArgs
         + "number >= 0 (0 = no warm-up pass)");
   }
 
-  /** One argument as the warm-up pass sees it. */
-  static String forWarmup(String arg, long events) {
+  /**
+   * Parses the least warm-up duration.
+   *
+   * @throws IllegalArgumentException naming the option when {@code v} is not a whole number >= 0
+   */
+  static long parseSeconds(String v) {
+    try {
+      long n = Long.parseLong(v.trim());
+      if (n >= 0) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException(SECONDS_OPTION + v + " is not a warm-up duration; allowed: a "
+        + "whole number of seconds >= 0 (0 = the first pass only)");
+  }
+
+  /** One argument as a warm-up pass whose locations end in {@code suffix} sees it. */
+  static String forWarmup(String arg, long events, String suffix) {
     if (arg.startsWith("--numEvents=")) {
       return "--numEvents=" + events;
     }
     if (arg.startsWith("--perfFilename=")) {
       String f = arg.substring("--perfFilename=".length());
-      return "--perfFilename=" + (f.endsWith(".json") ? f.substring(0, f.length() - 5) + SUFFIX + ".json" : f + SUFFIX);
+      return "--perfFilename=" + (f.endsWith(".json") ? f.substring(0, f.length() - 5) + suffix + ".json" : f + suffix);
     }
     if (arg.startsWith("--stateDirectory=") || arg.startsWith("--stateBackendStoragePath=")) {
       String trimmed = arg.endsWith("/") ? arg.substring(0, arg.length() - 1) : arg;
-      return trimmed + SUFFIX;
+      return trimmed + suffix;
     }
     if (arg.startsWith("--samzaConfigOverride=")) {
       String[] entries = arg.substring("--samzaConfigOverride=".length()).split(",", -1);
       StringBuilder sb = new StringBuilder("--samzaConfigOverride=");
       for (int i = 0; i < entries.length; i++) {
         String e = entries[i];
-        sb.append(i == 0 ? "" : ",").append(e.startsWith("weir.kafka.topic.prefix=") ? e + SUFFIX : e);
+        sb.append(i == 0 ? "" : ",").append(e.startsWith("weir.kafka.topic.prefix=") ? e + suffix : e);
       }
       return sb.toString();
     }

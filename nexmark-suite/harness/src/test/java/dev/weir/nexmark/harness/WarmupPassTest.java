@@ -4,6 +4,8 @@ package dev.weir.nexmark.harness;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class WarmupPassTest {
@@ -44,10 +46,56 @@ class WarmupPassTest {
   }
 
   @Test
+  void laterPassesKeepTheirLocationsApart() {
+    String[] third = WarmupPass.of(ARGS).warmupArgs(3, 5_000);
+    assertThat(third).contains("--numEvents=5000", "--stateDirectory=/r/001-weir-q4/weir-state-warmup-3",
+        "--stateBackendStoragePath=file:/r/flink-state-warmup-3", "--perfFilename=/r/001-weir-q4/perf-warmup-3.json");
+    assertThat(third[5]).contains("weir.kafka.topic.prefix=nexmark-001-warmup-3,");
+    assertThat(WarmupPass.of(ARGS).warmupArgs(1, 200_000)).containsExactly(WarmupPass.of(ARGS).warmupArgs());
+  }
+
+  @Test
+  void withoutSecondsOnePassRuns() throws Exception {
+    List<Long> passes = new ArrayList<>();
+    WarmupPass.Done done = WarmupPass.of(ARGS).run((pass, events) -> passes.add(events));
+    assertThat(passes).containsExactly(200_000L);
+    assertThat(done.passes()).isEqualTo(1);
+    assertThat(done.events()).isEqualTo(200_000L);
+  }
+
+  @Test
+  void passesContinueUntilTheLeastDurationIsReached() throws Exception {
+    String[] args = {"--query=0", "--warmupEvents=1000", "--warmupSeconds=1"};
+    List<Long> passes = new ArrayList<>();
+    WarmupPass.Done done = WarmupPass.of(args).run((pass, events) -> {
+      passes.add(events);
+      Thread.sleep(300);
+    });
+    assertThat(done.seconds()).isGreaterThanOrEqualTo(0.6);
+    assertThat(passes).hasSizeBetween(2, WarmupPass.MAX_PASSES).startsWith(1000L);
+    assertThat(done.events()).isEqualTo(passes.stream().mapToLong(Long::longValue).sum());
+  }
+
+  @Test
+  void theNextPassFillsTheMissingSecondsAtTheLastRateWithinBounds() {
+    // 300,000 events in 3 s, 10 s wanted: 7 s more at 100,000 events/s.
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 1, 300_000, 3.0, 3.0)).isEqualTo(700_000);
+    // Long enough already, or out of passes: done.
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 1, 300_000, 12.0, 12.0)).isZero();
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, WarmupPass.MAX_PASSES, 1_000, 0.1, 1.0)).isZero();
+    // Bounded above by a multiple of the first pass, below by a least pass.
+    assertThat(WarmupPass.nextPassEvents(1_000, 100, 1, 1_000, 0.001, 0.001))
+        .isEqualTo(1_000 * WarmupPass.MAX_PASS_GROWTH);
+    assertThat(WarmupPass.nextPassEvents(1_000, 10, 1, 10, 9.99, 9.99)).isEqualTo(WarmupPass.MIN_PASS_EVENTS);
+  }
+
+  @Test
   void aBadCountNamesTheOptionAndTheAllowedValues() {
     assertThatThrownBy(() -> WarmupPass.of(new String[] {"--warmupEvents=-5"}))
         .hasMessageContaining("--warmupEvents=-5").hasMessageContaining(">= 0");
     assertThatThrownBy(() -> WarmupPass.of(new String[] {"--warmupEvents=lots"}))
         .hasMessageContaining("--warmupEvents=lots");
+    assertThatThrownBy(() -> WarmupPass.of(new String[] {"--warmupSeconds=-1"}))
+        .hasMessageContaining("--warmupSeconds=-1").hasMessageContaining("seconds >= 0");
   }
 }
