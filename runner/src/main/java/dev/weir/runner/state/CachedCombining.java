@@ -32,7 +32,8 @@ import org.apache.beam.sdk.util.CoderUtils;
  *       accumulator does; {@code getAccum} returns it by definition), and the reader may hold it
  *       after the next write: a GroupByKey in accumulating mode emits each pane's
  *       {@code extractOutput} downstream by reference and keeps adding to the same accumulator.
- *       So a read marks the accumulator shared, and the next write first copies it through the
+ *       So a read marks the accumulator shared (unless its output is of an immutable class, as a
+ *       count's or a sum's is: {@link #isImmutable}), and the next write first copies it through the
  *       accumulator coder (copy on write): an emitted pane never changes afterwards (issue 17: a
  *       list-accumulating pane of [1, 2] became [1, 2, 3, 4] in PAssert's buffer). In discarding
  *       mode a fired accumulator is cleared, not written, so nothing is copied; in accumulating
@@ -123,8 +124,28 @@ final class CachedCombining<InputT, AccumT, OutputT> extends Cells
     if (held == null) {
       return fn.extractOutput(fn.createAccumulator());
     }
-    held.shared = true;
-    return fn.extractOutput(held.accum);
+    OutputT out = fn.extractOutput(held.accum);
+    if (!isImmutable(out)) {
+      held.shared = true;
+    }
+    return out;
+  }
+
+  /**
+   * Whether {@code value} is of a class whose instances never change (boxed primitives, strings,
+   * Joda instants), so that a reader holding it cannot see a later write to the accumulator it came
+   * from. A count or sum trigger reads such an output per element ({@code AfterPane}'s
+   * element count, a {@code Sum} of longs), which then needs no copy on the next write. Exact
+   * classes only: a subclass may add mutable state.
+   */
+  static boolean isImmutable(Object value) {
+    if (value == null) {
+      return true;
+    }
+    Class<?> c = value.getClass();
+    return c == Long.class || c == Integer.class || c == Boolean.class || c == Double.class
+        || c == String.class || c == Float.class || c == Short.class || c == Byte.class
+        || c == Character.class || c == org.joda.time.Instant.class;
   }
 
   @Override

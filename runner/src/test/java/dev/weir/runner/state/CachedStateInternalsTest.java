@@ -4,15 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.state.StateBackend;
 import dev.weir.state.cache.ObjectCacheSettings;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateNamespaces;
 import org.apache.beam.runners.core.StateTag;
 import org.apache.beam.runners.core.StateTags;
+import org.apache.beam.sdk.coders.AtomicCoder;
 import org.apache.beam.sdk.coders.ByteArrayCoder;
 import org.apache.beam.sdk.coders.NullableCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
@@ -205,6 +210,53 @@ class CachedStateInternalsTest {
     s.state(W2, SUM).add(5);
     assertThat(mine[0]).as("the caller's accumulator given to addAccum").isEqualTo(10);
     assertThat(s.state(W2, SUM).read()).isEqualTo(15);
+  }
+
+  /** An accumulator coder of a one-int array that counts its decodes (a copy through it is one). */
+  static final class CountingAccumCoder extends AtomicCoder<int[]> {
+    static final AtomicInteger DECODES = new AtomicInteger();
+
+    @Override
+    public void encode(int[] value, OutputStream out) throws IOException {
+      VarIntCoder.of().encode(value[0], out);
+    }
+
+    @Override
+    public int[] decode(InputStream in) throws IOException {
+      DECODES.incrementAndGet();
+      return new int[] {VarIntCoder.of().decode(in)};
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(StateBackend.class)
+  void aReadWhoseOutputIsImmutableLeavesTheAccumulatorUnshared(StateBackend backend) {
+    // A count trigger's pattern: add, then read the count, per element. The Integer read cannot
+    // alias the int[] accumulator, so no write copies it.
+    StateTag<CombiningState<Integer, int[], Integer>> count =
+        StateTags.combiningValue("count", new CountingAccumCoder(), Sum.ofIntegers());
+    CachedStateInternals s = open(backend, 10_000L, "k", new WatermarkHolds());
+    CountingAccumCoder.DECODES.set(0);
+    for (int i = 1; i <= 100; i++) {
+      s.state(W1, count).add(1);
+      assertThat(s.state(W1, count).read()).isEqualTo(i);
+    }
+    assertThat(CountingAccumCoder.DECODES.get()).as("accumulator copies").isZero();
+    int[] held = s.state(W1, count).getAccum();
+    s.state(W1, count).add(1);
+    assertThat(held[0]).as("an accumulator handed out is still copied").isEqualTo(100);
+    assertThat(CountingAccumCoder.DECODES.get()).isEqualTo(1);
+  }
+
+  @org.junit.jupiter.api.Test
+  void onlyExactImmutableClassesCountAsImmutableOutputs() {
+    assertThat(CachedCombining.isImmutable(null)).isTrue();
+    assertThat(CachedCombining.isImmutable(42L)).isTrue();
+    assertThat(CachedCombining.isImmutable("s")).isTrue();
+    assertThat(CachedCombining.isImmutable(new Instant(5))).isTrue();
+    assertThat(CachedCombining.isImmutable(new int[] {1})).isFalse();
+    assertThat(CachedCombining.isImmutable(new ArrayList<>(List.of(1)))).isFalse();
+    assertThat(CachedCombining.isImmutable(new org.joda.time.MutableDateTime(5))).isFalse();
   }
 
   @ParameterizedTest(name = "{0}, cache {1}")
