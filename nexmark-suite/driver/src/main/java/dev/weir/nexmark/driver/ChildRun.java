@@ -412,6 +412,8 @@ public final class ChildRun {
     r.warmupPasses = h.path("warmupPasses").isNumber() ? h.path("warmupPasses").asInt() : null;
     r.warmupSec = positiveOrNull(h.path("warmupSec"));
     r.peakRssBytes = h.path("peakRssBytes").asLong(-1) > 0 ? h.path("peakRssBytes").asLong() : null;
+    r.peakRssScope = h.hasNonNull("peakRssScope") ? h.get("peakRssScope").asText() : null;
+    r.warmupPeakRssBytes = h.path("warmupPeakRssBytes").asLong(-1) > 0 ? h.path("warmupPeakRssBytes").asLong() : null;
     r.gcTimeMs = h.path("gcTimeMs").isNumber() ? h.path("gcTimeMs").asLong() : null;
     r.gcCount = h.path("gcCount").isNumber() ? h.path("gcCount").asLong() : null;
     if (h.has("jvm")) {

@@ -15,7 +15,7 @@ import java.util.Map;
  */
 @JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "wallSec",
-    "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
+    "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "peakRssScope", "warmupPeakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
     "profiling"})
 public final class RunRecord {
@@ -54,7 +54,16 @@ public final class RunRecord {
   public Double cpuSeconds;
   /** CPU seconds of the warm-up passes; null without one. */
   public Double warmupCpuSeconds;
+  /**
+   * Peak resident set of the child JVM, bytes: over the measured pass when {@link #peakRssScope} is
+   * "measured" (the high-water mark was reset when it started, so it still counts what the warm-up
+   * left resident), over the whole process when "process".
+   */
   public Long peakRssBytes;
+  /** "measured" or "process": what {@link #peakRssBytes} covers; null when the child did not say. */
+  public String peakRssScope;
+  /** Peak resident set of the child JVM up to the end of its warm-up passes, bytes; null without. */
+  public Long warmupPeakRssBytes;
   public Long gcTimeMs;
   public Long gcCount;
   /** true, false, or null when nothing could check. */

@@ -1,6 +1,6 @@
 // Role: samples facts about the current JVM process (CPU time, GC, peak RSS, JVM and machine)
 // and writes them as the small JSON document the driver reads after a child run. After a warm-up
-// pass (startMeasuredPass) CPU and GC figures count from the start of the measured pass.
+// pass (startMeasuredPass) CPU, GC and peak-RSS figures count from the start of the measured pass.
 // Threading: static helpers called from the harness's main thread only (the measured-pass
 // baseline is a plain static field written and read there).
 package dev.weir.nexmark.harness;
@@ -30,20 +30,41 @@ public final class ProcessFacts {
   private static long baselineGcTimeMs;
   private static long baselineGcCount;
   private static boolean warmedUp;
+  /** VmHWM when the measured pass started (the warm-up's peak); -1 unknown. */
+  private static long warmupPeakRssBytes = -1;
+  /** Whether VmHWM was reset when the measured pass started, so that it is the measured pass's. */
+  private static boolean peakRssReset;
 
   private ProcessFacts() {}
 
   /**
-   * Marks the end of a warm-up pass: from now on {@link #collect} reports CPU seconds, GC time and
-   * GC count of the measured pass only, and the warm-up's as {@code warmupCpuSeconds},
-   * {@code warmupGcTimeMs} and {@code warmupGcCount}. Peak RSS stays the process's peak.
+   * Marks the end of the warm-up passes: from now on {@link #collect} reports CPU seconds, GC time,
+   * GC count and peak RSS of the measured pass only, and the warm-up's as
+   * {@code warmupCpuSeconds}, {@code warmupGcTimeMs}, {@code warmupGcCount} and
+   * {@code warmupPeakRssBytes}. The peak is reset by writing {@code 5} to
+   * {@code /proc/self/clear_refs} (Linux 4.0 and later: the high-water mark becomes the current
+   * RSS), so the measured pass's peak still includes all the memory the warm-up left resident,
+   * the committed heap included; where the reset fails, {@code peakRssScope} says the peak is the
+   * whole process's.
    */
   public static void startMeasuredPass() {
     baselineCpuSeconds = Math.max(0, processCpuSeconds());
     long[] gc = gcTotals();
     baselineGcTimeMs = gc[0];
     baselineGcCount = gc[1];
+    warmupPeakRssBytes = peakRssBytes();
+    peakRssReset = resetPeakRss();
     warmedUp = true;
+  }
+
+  /** Resets VmHWM to the current RSS; false where /proc/self/clear_refs cannot be written. */
+  static boolean resetPeakRss() {
+    try {
+      Files.writeString(Path.of("/proc/self/clear_refs"), "5");
+      return true;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   /** {total GC time in ms, total GC count} over the JVM's collectors. */
@@ -75,8 +96,10 @@ public final class ProcessFacts {
       m.put("warmupCpuSeconds", baselineCpuSeconds);
       m.put("warmupGcTimeMs", baselineGcTimeMs);
       m.put("warmupGcCount", baselineGcCount);
+      m.put("warmupPeakRssBytes", warmupPeakRssBytes);
     }
     m.put("peakRssBytes", peakRssBytes());
+    m.put("peakRssScope", warmedUp && peakRssReset ? "measured" : "process");
     Map<String, Object> jvm = new LinkedHashMap<>();
     jvm.put("version", System.getProperty("java.runtime.version"));
     jvm.put("vendor", System.getProperty("java.vm.vendor"));
