@@ -86,5 +86,9 @@ class EventCountsTest {
     NexmarkCommand one = new NexmarkCommand();
     new picocli.CommandLine(one).parseArgs("--runners", "weir", "--queries", "0", "--warmup-seconds", "0");
     assertThat(one.plan()).extracting(RunSpec::warmupSeconds).containsExactly(0L);
+    NexmarkCommand bad = new NexmarkCommand();
+    new picocli.CommandLine(bad).parseArgs("--runners", "weir", "--queries", "0", "--warmup-seconds", "-1");
+    assertThatThrownBy(bad::plan)
+        .hasMessageContaining("--warmup-seconds -1").hasMessageContaining("seconds >= 0");
   }
 }
