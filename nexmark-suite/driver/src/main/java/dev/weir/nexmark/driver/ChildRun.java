@@ -198,7 +198,6 @@ public final class ChildRun {
     return cmd;
   }
 
-  /** Deletes a run's scratch state directory, if any; a failure only leaves files behind. */
   /**
    * The entries of {@code runDir} whose names start with {@code prefix} (a warm-up pass's files and
    * folders), sorted by name; empty when there are none or the folder cannot be listed.
@@ -211,6 +210,7 @@ public final class ChildRun {
     }
   }
 
+  /** Deletes a run's scratch state directory, if any; a failure only leaves files behind. */
   private static void deleteScratch(Path dir) {
     if (!Files.isDirectory(dir)) {
       return;

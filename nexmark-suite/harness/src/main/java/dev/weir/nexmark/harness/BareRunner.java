@@ -34,7 +34,7 @@ import org.apache.beam.sdk.values.TimestampedValue;
  * Reports events per second (events generated and processed / wall seconds of the measured pass)
  * and the number of results; with {@code --warmupEvents=W} (W > 0; default 0) warm-up passes of at
  * least W events and S seconds in all run first, as the harness runs them for every runner
- * ({@link WarmupPass}), and CPU and GC figures
+ * ({@link WarmupPass}), and CPU, GC and peak-RSS figures
  * cover the measured pass. {@code --work=pipeline} (the default) does per element what Nexmark's
  * pipeline does around the query ({@link PipelineWork}: monitors, snoop, stamp, a JSON string per
  * result, devnull), so the limit carries the same work a runner is given; {@code --work=query}

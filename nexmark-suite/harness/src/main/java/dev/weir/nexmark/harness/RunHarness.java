@@ -11,9 +11,9 @@ package dev.weir.nexmark.harness;
  * {@code RunHarness [--warmupEvents=N [--warmupSeconds=S]] <nexmark args...>}. With
  * {@code --warmupEvents=N} (N > 0; the harness's own options, not passed to Nexmark) the same query
  * first runs over N events in this JVM, and again until the warm-up passes took S seconds in all
- * ({@link WarmupPass}); only the last, measured pass writes Nexmark's perf file, and CPU and GC
- * figures cover the measured pass. Exit status 0
- * when Nexmark returned normally, 1 when it threw (in either pass), 3 when the {@code --runner}
+ * ({@link WarmupPass}); the measured pass then writes Nexmark's perf file, and CPU, GC and peak-RSS
+ * figures cover it ({@link ProcessFacts#startMeasuredPass}). Exit status 0
+ * when Nexmark returned normally, 1 when it threw (in any pass), 3 when the {@code --runner}
  * class is missing. Process facts go to the file named by the system property
  * {@value ProcessFacts#OUT_PROPERTY}.
  */

@@ -155,16 +155,8 @@ public record WarmupPass(long events, long minSeconds, String[] warmupArgs, Stri
    * @throws IllegalArgumentException naming the option when {@code v} is not a whole number >= 0
    */
   static long parseEvents(String v) {
-    try {
-      long n = Long.parseLong(v.trim());
-      if (n >= 0) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw new IllegalArgumentException(OPTION + v + " is not a warm-up event count; allowed: a whole "
-        + "number >= 0 (0 = no warm-up pass)");
+    return nonNegative(v, OPTION + v + " is not a warm-up event count; allowed: a whole number >= 0 "
+        + "(0 = no warm-up pass)");
   }
 
   /**
@@ -173,6 +165,11 @@ public record WarmupPass(long events, long minSeconds, String[] warmupArgs, Stri
    * @throws IllegalArgumentException naming the option when {@code v} is not a whole number >= 0
    */
   static long parseSeconds(String v) {
+    return nonNegative(v, SECONDS_OPTION + v + " is not a warm-up duration; allowed: a whole number of "
+        + "seconds >= 0 (0 = the first pass only)");
+  }
+
+  private static long nonNegative(String v, String error) {
     try {
       long n = Long.parseLong(v.trim());
       if (n >= 0) {
@@ -181,8 +178,7 @@ public record WarmupPass(long events, long minSeconds, String[] warmupArgs, Stri
     } catch (NumberFormatException e) {
       // reported below
     }
-    throw new IllegalArgumentException(SECONDS_OPTION + v + " is not a warm-up duration; allowed: a "
-        + "whole number of seconds >= 0 (0 = the first pass only)");
+    throw new IllegalArgumentException(error);
   }
 
   /** One argument as a warm-up pass whose locations end in {@code suffix} sees it. */
