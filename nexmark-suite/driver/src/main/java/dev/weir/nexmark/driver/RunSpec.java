@@ -23,12 +23,6 @@ public record RunSpec(RunnerKind runner, int query, String mode, long events,
     }
   }
 
-  /** A run whose warm-up is one pass of {@code warmupEvents} events. */
-  public RunSpec(RunnerKind runner, int query, String mode, long events, Map<String, String> sweep,
-      int repeat, long warmupEvents) {
-    this(runner, query, mode, events, sweep, repeat, warmupEvents, 0);
-  }
-
   /** A run without a warm-up pass. */
   public RunSpec(RunnerKind runner, int query, String mode, long events, Map<String, String> sweep, int repeat) {
     this(runner, query, mode, events, sweep, repeat, 0, 0);

@@ -31,7 +31,7 @@ import java.util.List;
  * suffix {@value #SUFFIX} (pass 1) or {@value #SUFFIX}{@code -k} (pass k >= 2). The measured pass
  * gets the arguments unchanged.
  */
-public record WarmupPass(long events, long minSeconds, String[] warmupArgs, String[] measuredArgs) {
+public record WarmupPass(long events, long minSeconds, String[] measuredArgs) {
   /** The harness's option naming the warm-up pass's event count. */
   public static final String OPTION = "--warmupEvents=";
   /** The harness's option naming the least wall time of all warm-up passes together, seconds. */
@@ -72,19 +72,15 @@ public record WarmupPass(long events, long minSeconds, String[] warmupArgs, Stri
         measured.add(a);
       }
     }
-    List<String> warm = new ArrayList<>();
-    if (events > 0) {
-      for (String a : measured) {
-        warm.add(forWarmup(a, events, SUFFIX));
-      }
-    }
-    return new WarmupPass(events, minSeconds, warm.toArray(new String[0]), measured.toArray(new String[0]));
+    return new WarmupPass(events, minSeconds, measured.toArray(new String[0]));
   }
 
-  /**
-   * The arguments of warm-up pass {@code pass} (from 1) over {@code passEvents} events; pass 1 over
-   * {@link #events()} events has {@link #warmupArgs()}.
-   */
+  /** The first warm-up pass's arguments (over {@link #events()} events); empty without a warm-up. */
+  public String[] warmupArgs() {
+    return events > 0 ? warmupArgs(1, events) : new String[0];
+  }
+
+  /** The arguments of warm-up pass {@code pass} (from 1) over {@code passEvents} events. */
   public String[] warmupArgs(int pass, long passEvents) {
     String suffix = pass <= 1 ? SUFFIX : SUFFIX + "-" + pass;
     String[] out = new String[measuredArgs.length];
