@@ -255,6 +255,8 @@ final class Container implements Runnable {
       }
       if (ended && commit != null) {
         commit.commitFinal(); // teardown's metrics too: a finished job's committed values are its attempted ones
+      } else if (commit != null) {
+        commit.flushAttemptedMetrics(); // a failed job's attempted values count its open bundles too
       }
       if (state != null) {
         try {

@@ -106,4 +106,12 @@ final class ContainerCommit {
   void commitFinal() {
     metrics.commitAll();
   }
+
+  /**
+   * For a container whose loop failed, after closing its tasks: the metric updates its steps
+   * buffered (open bundles, teardown) join the attempted values; nothing is committed.
+   */
+  void flushAttemptedMetrics() {
+    metrics.flushAttempted();
+  }
 }

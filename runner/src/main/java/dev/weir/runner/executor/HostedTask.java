@@ -269,6 +269,8 @@ public final class HostedTask {
     } finally {
       if (done) {
         commit.commitFinal();
+      } else {
+        commit.flushAttemptedMetrics(); // a failed or stopped task's attempted values count its open bundle
       }
       state.close();
       MetricsEnvironment.setCurrentContainer(null);

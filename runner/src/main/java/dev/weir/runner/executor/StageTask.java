@@ -216,8 +216,12 @@ public final class StageTask
     List<NodeSpec> nodes = stage.nodes();
     this.steps = new StepScope.Step[nodes.size()];
     for (NodeSpec node : nodes) {
-      steps[node.index()] = scope.step(tags[node.index()], metricsEnabled && node.writesTo() == null
-          ? taskMetrics.containerFor(node.stepName()) : null);
+      if (metricsEnabled && node.writesTo() == null) {
+        StepMetrics.StepContainer metrics = taskMetrics.containerFor(node.stepName());
+        steps[node.index()] = scope.step(tags[node.index()], metrics.attempted(), metrics.cells());
+      } else {
+        steps[node.index()] = scope.step(tags[node.index()], null);
+      }
     }
     this.checkpoint = new TaskCheckpoint(name.getTaskName(), restored, inputs, operators, writerAt, scope, steps);
     byte[] restoredMetrics = checkpoint.restored("metrics");

@@ -51,7 +51,7 @@ public final class StepScope {
   /** A scope whose metrics, outside any step, go to a container nobody reads. */
   public StepScope() {
     this.metrics = new MetricsSwitch(new MetricsContainerImpl(null));
-    this.none = new Step(this, null, null);
+    this.none = new Step(this, null, null, new MetricsSwitch.StepCells());
     this.current = none;
   }
 
@@ -63,7 +63,18 @@ public final class StepScope {
    *     its metrics nowhere (metrics disabled, or a node that runs no user code)
    */
   public Step step(String name, MetricsContainer metricsContainer) {
-    return new Step(this, name, metricsContainer);
+    return new Step(this, name, metricsContainer, new MetricsSwitch.StepCells());
+  }
+
+  /**
+   * As {@link #step(String, MetricsContainer)}, with the step's metric cells given by their owner:
+   * a task's {@link dev.weir.runner.metrics.StepMetrics.StepContainer}, whose buffered cells are
+   * flushed when the task's bundle finishes.
+   *
+   * @param cells the cells through which this step's code updates {@code metricsContainer}
+   */
+  public Step step(String name, MetricsContainer metricsContainer, MetricsSwitch.StepCells cells) {
+    return new Step(this, name, metricsContainer, cells);
   }
 
   /** The thread's metrics switch, to install as the thread's Beam metrics container. */
@@ -111,12 +122,13 @@ public final class StepScope {
     private final String name;
     private final MetricsContainer metricsContainer;
     /** The cells this step's code has updated, found without a lookup by name (MetricsSwitch). */
-    private final MetricsSwitch.StepCells cells = new MetricsSwitch.StepCells();
+    private final MetricsSwitch.StepCells cells;
 
-    private Step(StepScope scope, String name, MetricsContainer metricsContainer) {
+    private Step(StepScope scope, String name, MetricsContainer metricsContainer, MetricsSwitch.StepCells cells) {
       this.scope = scope;
       this.name = name;
       this.metricsContainer = metricsContainer;
+      this.cells = cells;
     }
 
     /** The PTransform's full name (a writer's: its stream's name); null for "no step". */

@@ -47,6 +47,13 @@ import org.apache.beam.sdk.metrics.MetricResults;
  * distribution, gauge, string set or bounded trie). Counters, distributions, gauges, string sets
  * and bounded tries are reported; histograms are not (as in runners-core's own results).
  *
+ * <p>A task's steps update their attempted cells through single-writer buffered cells
+ * ({@link MetricsSwitch.StepCells}, handed out with the container by {@link Task#containerFor}):
+ * plain field updates on the hot path, added to the attempted cells when the task's bundle
+ * finishes, just before they are staged. Attempted values read while the job runs therefore leave
+ * out the updates of bundles still open; committed values and the values after the job are
+ * unchanged by it.
+ *
  * <p>Threading: {@link Task#containerFor} and {@link #register} are called while tasks are
  * being opened (the list of all containers is guarded by this object's lock); a {@link Committer}
  * and its {@link Task}s belong to one container thread; {@link #results()} may be called from any thread at any time, also while the
@@ -60,19 +67,29 @@ public final class StepMetrics {
   private static final class Entry {
     final String stepName;
     final MetricsContainerImpl attempted;
+    /** The step's buffered cells in front of {@link #attempted}, or null; owning thread only. */
+    final MetricsSwitch.StepCells cells;
     /** Taken when the task's bundle finished, published at the next commit; owning thread only. */
     MetricsContainerImpl staged;
     /** Written by the owning container thread only; null until the first commit. */
     volatile MetricsContainerImpl committed;
 
-    Entry(String stepName, MetricsContainerImpl attempted, MetricsContainerImpl committed) {
+    Entry(String stepName, MetricsContainerImpl attempted, MetricsSwitch.StepCells cells,
+        MetricsContainerImpl committed) {
       this.stepName = stepName;
       this.attempted = attempted;
+      this.cells = cells;
       this.committed = committed;
     }
 
-    /** Copies the attempted cells if any changed since the last copy. Owning thread only. */
+    /**
+     * Flushes the buffered cells into the attempted ones, then copies the attempted cells if any
+     * changed since the last copy. Owning thread only.
+     */
     void stage() {
+      if (cells != null) {
+        cells.flush();
+      }
       MetricUpdates changed = attempted.getUpdates(); // marks the dirty cells as committing
       if (changed.isEmpty() && (staged != null || committed != null)) {
         return;
@@ -102,18 +119,21 @@ public final class StepMetrics {
     }
 
     /**
-     * Creates the attempted-values container of this task's instance of {@code stepName}.
+     * Creates the attempted-values container of this task's instance of {@code stepName}, with
+     * buffered cells in front of it that this task flushes when its bundle finishes
+     * ({@link #bundleFinished()}) and its committer when the tasks close
+     * ({@link Committer#commitAll()}).
      *
      * @param stepName the PTransform's full name
      */
-    public MetricsContainerImpl containerFor(String stepName) {
-      Entry entry = new Entry(stepName, new MetricsContainerImpl(stepName), null);
+    public StepContainer containerFor(String stepName) {
+      Entry entry = new Entry(stepName, new MetricsContainerImpl(stepName), new MetricsSwitch.StepCells(true), null);
       synchronized (StepMetrics.this) {
         entries.add(entry);
       }
       own.add(entry);
       committer.all.add(entry);
-      return entry.attempted;
+      return new StepContainer(entry.attempted, entry.cells);
     }
 
     /**
@@ -203,6 +223,14 @@ public final class StepMetrics {
     }
   }
 
+  /**
+   * One task's instance of one step: the container of its attempted values and the buffered
+   * cells through which the step's code updates it (pass both to the step's
+   * {@code StepScope.step}). Values updated through {@code cells} reach {@code attempted} when the
+   * task's bundle finishes.
+   */
+  public record StepContainer(MetricsContainerImpl attempted, MetricsSwitch.StepCells cells) {}
+
   /** Writes one value. */
   private interface ValueWriter<T> {
     void write(DataOutputStream out, T value) throws IOException;
@@ -267,6 +295,20 @@ public final class StepMetrics {
         all.get(i).publish();
       }
     }
+
+    /**
+     * Adds every buffered update to the attempted values without committing anything: for a
+     * container whose loop failed, so that the attempted values of the failed job still count
+     * what its open bundles and teardown did.
+     */
+    public void flushAttempted() {
+      for (int i = 0; i < all.size(); i++) {
+        MetricsSwitch.StepCells cells = all.get(i).cells;
+        if (cells != null) {
+          cells.flush();
+        }
+      }
+    }
   }
 
   /** A committer for the tasks of one container thread. */
@@ -281,7 +323,7 @@ public final class StepMetrics {
    * @param stepName the PTransform's full name
    */
   public synchronized void register(String stepName, MetricsContainerImpl container) {
-    entries.add(new Entry(stepName, container, container));
+    entries.add(new Entry(stepName, container, null, container));
   }
 
   /**

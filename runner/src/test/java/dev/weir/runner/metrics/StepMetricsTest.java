@@ -34,7 +34,7 @@ class StepMetricsTest {
     StepMetrics metrics = new StepMetrics();
     StepMetrics.Committer committer = metrics.newCommitter();
     StepMetrics.Task task = committer.newTask();
-    MetricsContainerImpl step = task.containerFor("Step");
+    MetricsContainerImpl step = task.containerFor("Step").attempted();
 
     step.getCounter(COUNT).inc(3);
     assertThat(counter(metrics, "Step").getAttempted()).isEqualTo(3L);
@@ -57,8 +57,8 @@ class StepMetricsTest {
     StepMetrics metrics = new StepMetrics();
     StepMetrics.Committer first = metrics.newCommitter();
     StepMetrics.Committer second = metrics.newCommitter();
-    MetricsContainerImpl a = first.newTask().containerFor("Step");
-    MetricsContainerImpl b = second.newTask().containerFor("Step");
+    MetricsContainerImpl a = first.newTask().containerFor("Step").attempted();
+    MetricsContainerImpl b = second.newTask().containerFor("Step").attempted();
     a.getCounter(COUNT).inc(1);
     a.getDistribution(SIZES).update(10);
     a.getGauge(LEVEL).set(7);
@@ -83,13 +83,59 @@ class StepMetricsTest {
     StepMetrics metrics = new StepMetrics();
     StepMetrics.Committer committer = metrics.newCommitter();
     StepMetrics.Task task = committer.newTask();
-    MetricsContainerImpl step = task.containerFor("Step");
+    MetricsContainerImpl step = task.containerFor("Step").attempted();
     step.getCounter(COUNT).inc(2);
     task.bundleFinished();
     committer.commit();
     task.bundleFinished();
     committer.commit();
     assertThat(counter(metrics, "Step").getCommitted()).isEqualTo(2L);
+  }
+
+  @Test
+  void updatesThroughTheStepsBufferedCellsReachAttemptedAndCommittedWhenTheBundleFinishes() {
+    StepMetrics metrics = new StepMetrics();
+    StepMetrics.Committer committer = metrics.newCommitter();
+    StepMetrics.Task task = committer.newTask();
+    StepMetrics.StepContainer step = task.containerFor("Step");
+    assertThat(step.cells().buffered()).isTrue();
+    MetricsSwitch sw = new MetricsSwitch(new MetricsContainerImpl("unscoped"));
+    sw.swap(step.attempted(), step.cells());
+
+    sw.getCounter(COUNT).inc(3);
+    sw.getDistribution(SIZES).update(40);
+    assertThat(counter(metrics, "Step").getAttempted()).isZero(); // the bundle is still open
+
+    task.bundleFinished();
+    sw.getCounter(COUNT).inc(2); // the next bundle, open at the commit
+    committer.commit();
+    assertThat(counter(metrics, "Step").getAttempted()).isEqualTo(3L);
+    assertThat(counter(metrics, "Step").getCommitted()).isEqualTo(3L);
+    MetricResult<DistributionResult> sizes = query(metrics).getDistributions().iterator().next();
+    assertThat(sizes.getCommitted()).isEqualTo(DistributionResult.create(40, 1, 40, 40));
+
+    committer.commitAll(); // the tasks closed: what their last calls updated is final
+    assertThat(counter(metrics, "Step").getAttempted()).isEqualTo(5L);
+    assertThat(counter(metrics, "Step").getCommitted()).isEqualTo(5L);
+  }
+
+  @Test
+  void aCheckpointSnapshotAfterTheBundleHoldsTheBufferedUpdates() {
+    StepMetrics metrics = new StepMetrics();
+    StepMetrics.Task task = metrics.newCommitter().newTask();
+    StepMetrics.StepContainer step = task.containerFor("Step");
+    MetricsSwitch sw = new MetricsSwitch(new MetricsContainerImpl("unscoped"));
+    sw.swap(step.attempted(), step.cells());
+    sw.getCounter(COUNT).inc(7);
+    task.bundleFinished();
+
+    StepMetrics restored = new StepMetrics();
+    StepMetrics.Committer committer = restored.newCommitter();
+    StepMetrics.Task again = committer.newTask();
+    again.containerFor("Step");
+    again.restore(task.snapshot());
+    committer.commit();
+    assertThat(counter(restored, "Step").getCommitted()).isEqualTo(7L);
   }
 
   @Test
