@@ -51,7 +51,7 @@ public final class StepScope {
   /** A scope whose metrics, outside any step, go to a container nobody reads. */
   public StepScope() {
     this.metrics = new MetricsSwitch(new MetricsContainerImpl(null));
-    this.none = new Step(this, null, null, new MetricsSwitch.StepCells());
+    this.none = new Step(this, null, null, cellsFor(null));
     this.current = none;
   }
 
@@ -63,7 +63,7 @@ public final class StepScope {
    *     its metrics nowhere (metrics disabled, or a node that runs no user code)
    */
   public Step step(String name, MetricsContainer metricsContainer) {
-    return new Step(this, name, metricsContainer, new MetricsSwitch.StepCells());
+    return new Step(this, name, metricsContainer, cellsFor(metricsContainer));
   }
 
   /**
@@ -75,6 +75,16 @@ public final class StepScope {
    */
   public Step step(String name, MetricsContainer metricsContainer, MetricsSwitch.StepCells cells) {
     return new Step(this, name, metricsContainer, cells);
+  }
+
+  /**
+   * Cells for a step whose container is given by the caller: the container's own cells when it is
+   * read live (e.g. a source read outside a task); buffered cells that are never flushed when
+   * there is no container (metrics off, or no step), so that counting into nowhere costs plain
+   * field writes, not runners-core's atomics.
+   */
+  private static MetricsSwitch.StepCells cellsFor(MetricsContainer metricsContainer) {
+    return new MetricsSwitch.StepCells(metricsContainer == null);
   }
 
   /** The thread's metrics switch, to install as the thread's Beam metrics container. */
