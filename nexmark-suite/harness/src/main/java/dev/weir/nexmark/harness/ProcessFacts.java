@@ -46,8 +46,15 @@ public final class ProcessFacts {
    * RSS), so the measured pass's peak still includes all the memory the warm-up left resident,
    * the committed heap included; where the reset fails, {@code peakRssScope} says the peak is the
    * whole process's.
+   *
+   * <p>Before that, a full collection ({@link System#gc()}; HotSpot's G1 then also shrinks the
+   * committed heap to its {@code MaxHeapFreeRatio}), for every runner alike: the measured pass
+   * starts without the warm-up passes' garbage (finished pipelines, their caches and clusters), and
+   * its peak RSS is the memory the measured pass made the JVM commit, not a heap the warm-up grew.
+   * The collection's time counts for the warm-up.
    */
   public static void startMeasuredPass() {
+    System.gc();
     baselineCpuSeconds = Math.max(0, processCpuSeconds());
     long[] gc = gcTotals();
     baselineGcTimeMs = gc[0];

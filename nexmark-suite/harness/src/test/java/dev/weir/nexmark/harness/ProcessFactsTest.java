@@ -37,4 +37,13 @@ class ProcessFactsTest {
     assertThat((Long) facts.get("peakRssBytes")).as("the measured pass's peak, without the freed 96 MB")
         .isPositive().isLessThan((Long) facts.get("warmupPeakRssBytes") - 64L * MB);
   }
+
+  @Test
+  void theWarmupsGarbageIsCollectedBeforeTheMeasuredPassStarts_andItsGcTimeCountsForTheWarmup() {
+    java.lang.ref.WeakReference<byte[]> leftover = new java.lang.ref.WeakReference<>(new byte[8 * MB]);
+    ProcessFacts.startMeasuredPass();
+    assertThat(leftover.get()).as("the warm-up's garbage after the full collection").isNull();
+    Map<String, Object> facts = ProcessFacts.collect(1.0, null);
+    assertThat((Long) facts.get("gcCount")).as("collections in the measured pass").isZero();
+  }
 }
