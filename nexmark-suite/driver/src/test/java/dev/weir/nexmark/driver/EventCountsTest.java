@@ -56,7 +56,7 @@ class EventCountsTest {
     assertThat(plan).filteredOn(s -> s.runner() == RunnerKind.BARE)
         .extracting(RunSpec::query).containsExactly(0, 1, 2);
     assertThat(plan).filteredOn(s -> s.runner() == RunnerKind.DIRECT)
-        .allSatisfy(s -> assertThat(s.events()).isEqualTo(50_000));
+        .allSatisfy(s -> assertThat(s.events()).isEqualTo(20_000));
     assertThat(plan).filteredOn(s -> s.runner() != RunnerKind.DIRECT)
         .allSatisfy(s -> assertThat(s.events()).isEqualTo(500_000));
   }
