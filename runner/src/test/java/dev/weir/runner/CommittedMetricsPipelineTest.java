@@ -51,6 +51,55 @@ class CommittedMetricsPipelineTest {
     assertThat(seen.getCommitted()).isEqualTo(5_000L);
   }
 
+  /** Counts each element, also in a static total, and fails on element {@link #FAIL_AT}. */
+  static final class CountThenFailFn extends DoFn<Long, Long> {
+    static final long FAIL_AT = 3_210;
+    static final java.util.concurrent.atomic.AtomicLong INCREMENTS = new java.util.concurrent.atomic.AtomicLong();
+    private final Counter seen = Metrics.counter(CommittedMetricsPipelineTest.class, "seen");
+
+    @ProcessElement
+    public void process(@Element Long element, OutputReceiver<Long> out) {
+      seen.inc();
+      INCREMENTS.incrementAndGet();
+      if (element == FAIL_AT) {
+        throw new IllegalStateException("element " + element);
+      }
+      out.output(element);
+    }
+  }
+
+  /**
+   * Steps count into single-writer cells that reach the job's attempted values when a bundle
+   * finishes; a failed job's containers flush them as they close, so its attempted values still
+   * count every update, those of the bundle that failed included.
+   */
+  @ParameterizedTest(name = "streaming={0}")
+  @ValueSource(booleans = {false, true})
+  void aFailedJobsAttemptedValuesCountTheUpdatesOfTheBundleThatFailed(boolean streaming) throws Exception {
+    CountThenFailFn.INCREMENTS.set(0);
+    WeirPipelineOptions options = Pipelines.options(streaming);
+    options.setRunner(WeirRunner.class); // the result, not TestWeirRunner's rethrown failure
+    options.setMaxBundleSize(1_000);
+    Pipeline p = Pipeline.create(options);
+    p.apply(GenerateSequence.from(0).to(5_000)).apply("Count", ParDo.of(new CountThenFailFn()));
+    PipelineResult result = p.run();
+    try {
+      result.waitUntilFinish();
+    } catch (RuntimeException expected) {
+      // the DoFn's exception, as the job's failure
+    }
+    assertThat(result.getState()).isEqualTo(PipelineResult.State.FAILED);
+    long deadline = System.nanoTime() + 10_000_000_000L; // the containers close after the job failed
+    MetricResult<Long> seen = seen(result);
+    while ((seen == null || seen.getAttempted() != CountThenFailFn.INCREMENTS.get()) && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+      seen = seen(result);
+    }
+    assertThat(seen).isNotNull();
+    assertThat(seen.getAttempted()).isEqualTo(CountThenFailFn.INCREMENTS.get()).isPositive();
+    assertThat(seen.getCommitted()).isLessThan(seen.getAttempted()); // the failed bundle never committed
+  }
+
   @Test
   void committedValuesGrowWhileAnUnboundedJobRunsAndNeverExceedAttempted() throws Exception {
     WeirPipelineOptions options = Pipelines.options(true);
