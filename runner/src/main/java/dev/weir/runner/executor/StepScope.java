@@ -34,7 +34,9 @@ import org.apache.beam.sdk.metrics.MetricsContainer;
  * branch when no profiler records; see {@link TransformSpans}). The steps are built once per task
  * at open; entering one allocates nothing and looks nothing up, by name or otherwise. Brackets
  * nest exactly like the fused calls they wrap, and the step {@link #enter} returns is the
- * caller's, to be resumed by {@link #exit} in a {@code finally}.
+ * caller's, to be resumed by {@link #exit} in a {@code finally}. A task's steps carry buffered,
+ * single-writer metric cells (flushed when the task's bundle finishes), so the metric updates made
+ * inside a bracket are plain field writes too.
  *
  * <p>Threading: one instance per container (or polling) thread, used only by that thread, like
  * the {@link MetricsSwitch} and {@link TransformSpans} it drives. Its {@link Step}s belong to it.
