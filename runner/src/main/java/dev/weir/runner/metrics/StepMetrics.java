@@ -87,9 +87,7 @@ public final class StepMetrics {
      * changed since the last copy. Owning thread only.
      */
     void stage() {
-      if (cells != null) {
-        cells.flush();
-      }
+      flushCells();
       MetricUpdates changed = attempted.getUpdates(); // marks the dirty cells as committing
       if (changed.isEmpty() && (staged != null || committed != null)) {
         return;
@@ -98,6 +96,13 @@ public final class StepMetrics {
       snapshot.update(attempted);
       attempted.commitUpdates(); // cells modified since getUpdates() stay dirty
       staged = snapshot;
+    }
+
+    /** Adds the step's buffered updates, if it has buffered cells, to the attempted cells. Owning thread only. */
+    void flushCells() {
+      if (cells != null) {
+        cells.flush();
+      }
     }
 
     /** Makes the staged copy, if any, the committed values. Owning thread only. */
@@ -303,10 +308,7 @@ public final class StepMetrics {
      */
     public void flushAttempted() {
       for (int i = 0; i < all.size(); i++) {
-        MetricsSwitch.StepCells cells = all.get(i).cells;
-        if (cells != null) {
-          cells.flush();
-        }
+        all.get(i).flushCells();
       }
     }
   }
