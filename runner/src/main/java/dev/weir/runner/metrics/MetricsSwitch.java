@@ -176,15 +176,11 @@ public final class MetricsSwitch implements MetricsContainer {
     /** Whether updates are buffered in single-writer cells until {@link #flush()}. */
     final boolean buffered;
 
-    /** Cells that are the container's own: every update is visible at once (write-through). */
-    public StepCells() {
-      this(false);
-    }
-
     /**
      * @param buffered true to hand out single-writer cells whose updates reach the container
-     *     only at {@link #flush()}; the owner must flush before the container's values are read
-     *     as final (a finished bundle, a closed task)
+     *     only at {@link #flush()} (the owner must flush before the container's values are read
+     *     as final: a finished bundle, a closed task); false to hand out the container's own
+     *     cells, every update visible at once (write-through)
      */
     public StepCells(boolean buffered) {
       this.buffered = buffered;
