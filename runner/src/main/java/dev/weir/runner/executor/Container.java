@@ -8,11 +8,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.List;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
-import org.apache.samza.system.IncomingMessageEnvelope;
-import org.apache.samza.system.OutgoingMessageEnvelope;
-import org.apache.samza.task.MessageCollector;
-import org.apache.samza.task.TaskCallback;
-import org.apache.samza.task.TaskCoordinator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,18 +20,18 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #continueTimers()}: tasks whose operators still have ready timers (made ready by a
  *       watermark or a tick) fire the next bounded slice of them (see {@link StageTask#continueTimers()});
  *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
- *       {@value #BURST} envelopes each, while the task's next op is to take input;
+ *       {@value #BURST} messages each, while the task's next op is to take input;
  *   <li>{@link #tick()}: every {@value #TICK_NS} ns (real time; every iteration while a test
  *       stream awaits quiescence, and then every open bundle closes), let tasks close timed-out bundles
  *       and fire processing-time timers ({@code WindowableTask.window}) at the job's
  *       {@link JobClock} (the system clock, or a test stream's manual clock); with a
- *       {@link Quiescence} tracker, processed stream envelopes and ticks are reported to it;
+ *       {@link Quiescence} tracker, processed stream messages and ticks are reported to it;
  *   <li>idle with back-off if nothing happened.
  * </ol>
  *
  * <p>Each phase acts on the tasks whose {@link StageTask#nextOp()} is its own (drain, fire, process
  * and tick), so whether a task may run is decided once, by the task. Each phase reports its work
- * (envelopes moved or processed, timers fired, a tick's closed bundles and firings) and is timed:
+ * (messages moved or processed, timers fired, a tick's closed bundles and firings) and is timed:
  * {@link #runLoopMetrics()} keeps cumulative ns per phase, iterations and utilization, from one
  * {@link System#nanoTime()} per phase boundary per iteration.
  *
@@ -78,37 +73,10 @@ final class Container implements Runnable {
   /**
    * A task's input partition, the unit of round-robin.
    *
-   * @param counted whether processed envelopes count for quiescence (in-process streams only)
+   * @param inputIndex the partition's index among the task's inputs ({@link StageTask#process})
+   * @param counted whether processed messages count for quiescence (in-process streams only)
    */
-  private record Slot(StageTask task, InputPartition input, boolean counted, boolean source) {}
-
-  /** Records a task's synchronous completion or failure; reused for every envelope. */
-  private static final class Callback implements TaskCallback {
-    Throwable failure;
-
-    @Override
-    public void complete() {}
-
-    @Override
-    public void failure(Throwable t) {
-      failure = t;
-    }
-  }
-
-  private static final MessageCollector NO_COLLECTOR = new MessageCollector() {
-    @Override
-    public void send(OutgoingMessageEnvelope envelope) {
-      throw new UnsupportedOperationException("Weir tasks write through their stream writers");
-    }
-  };
-
-  private static final TaskCoordinator NO_COORDINATOR = new TaskCoordinator() {
-    @Override
-    public void commit(RequestScope scope) {}
-
-    @Override
-    public void shutdown(RequestScope scope) {}
-  };
+  private record Slot(StageTask task, int inputIndex, InputPartition input, boolean counted, boolean source) {}
 
   private final int id;
   private final List<StageTask> tasks;
@@ -121,7 +89,6 @@ final class Container implements Runnable {
   private final CheckpointCoordinator checkpoints;
   /** Whether sources and processing-time timers are paused for a checkpoint (this pass). */
   private boolean paused;
-  private final Callback callback = new Callback();
   private final BackoffIdle idle = new BackoffIdle();
   private final RunLoopMetrics loop = new RunLoopMetrics();
   private volatile boolean running = true;
@@ -145,8 +112,10 @@ final class Container implements Runnable {
     this.quiescence = quiescence;
     List<Slot> all = new ArrayList<>();
     for (StageTask task : tasks) {
-      for (InputPartition input : task.inputPartitions()) {
-        all.add(new Slot(task, input, quiescence != null && input instanceof InProcessStream.Partition,
+      List<InputPartition> inputs = task.inputPartitions();
+      for (int i = 0; i < inputs.size(); i++) {
+        InputPartition input = inputs.get(i);
+        all.add(new Slot(task, i, input, quiescence != null && input instanceof InProcessStream.Partition,
             input instanceof SourcePartition));
       }
     }
@@ -337,7 +306,7 @@ final class Container implements Runnable {
     return 1;
   }
 
-  /** Whether an in-process input partition of this container holds envelopes (a lock per partition). */
+  /** Whether an in-process input partition of this container holds messages (a lock per partition). */
   private boolean hasStreamInput() {
     for (Slot slot : slots) {
       if (slot.input() instanceof InProcessStream.Partition partition && partition.size() > 0) {
@@ -357,7 +326,7 @@ final class Container implements Runnable {
     return true;
   }
 
-  /** Moves blocked tasks' output downstream; returns envelopes moved. */
+  /** Moves blocked tasks' output downstream; returns messages moved. */
   private int drainOutboxes() {
     int moved = 0;
     for (StageTask task : tasks) {
@@ -393,18 +362,19 @@ final class Container implements Runnable {
         continue;
       }
       for (int b = 0; b < BURST && task.nextOp() == TaskOp.PROCESS; b++) {
-        IncomingMessageEnvelope envelope = slot.input().poll();
-        if (envelope == null) {
+        Object message = slot.input().poll();
+        if (message == null) {
           break;
         }
-        task.processAsync(envelope, NO_COLLECTOR, NO_COORDINATOR, callback);
+        try {
+          task.process(slot.inputIndex(), message);
+        } catch (Throwable t) {
+          throw FailureContext.attach(t, "in task " + task.name() + " (" + threadName() + ")");
+        }
         if (slot.counted()) {
           quiescence.processed();
         }
         processed++;
-        if (callback.failure != null) {
-          throw FailureContext.attach(callback.failure, "in task " + task.name() + " (" + threadName() + ")");
-        }
       }
     }
     cursor = n == 0 ? 0 : (cursor + 1) % n;
@@ -417,16 +387,15 @@ final class Container implements Runnable {
    * ended, and are dropped so that the stream drains (a checkpoint waits for empty streams); an
    * element for a done task is a bug and fails the job.
    *
-   * @return envelopes dropped
+   * @return messages dropped
    */
   private int discardLateControl(Slot slot) {
     int dropped = 0;
-    IncomingMessageEnvelope envelope;
-    while ((envelope = slot.input().poll()) != null) {
-      Object message = envelope.getMessage();
+    Object message;
+    while ((message = slot.input().poll()) != null) {
       if (!(message instanceof ProducerWatermark) && !(message instanceof ProducerEndOfStream)) {
-        throw new IllegalStateException("task " + slot.task().name() + " ended but received " + message + " on "
-            + envelope.getSystemStreamPartition());
+        throw new IllegalStateException("task " + slot.task().name() + " ended but received "
+            + KeyedElement.messageOf(message) + " on " + slot.input().ssp());
       }
       if (slot.counted()) {
         quiescence.processed();

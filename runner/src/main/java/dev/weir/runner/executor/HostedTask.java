@@ -17,9 +17,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.samza.Partition;
-import org.apache.samza.system.IncomingMessageEnvelope;
 import org.apache.samza.system.SystemStreamPartition;
-import org.apache.samza.task.TaskCallback;
 
 /**
  * One {@link StageTask} hosted by a foreign run loop, e.g. samza-core's, instead of a
@@ -66,21 +64,8 @@ public final class HostedTask {
   /** A hosted input: the task's own identity of it; the host delivers its envelopes. */
   private record HostedInput(SystemStreamPartition ssp, int producers) implements InputPartition {
     @Override
-    public IncomingMessageEnvelope poll() {
+    public Object poll() {
       return null;
-    }
-  }
-
-  /** Records a synchronous failure of the task. */
-  private static final class Callback implements TaskCallback {
-    Throwable failure;
-
-    @Override
-    public void complete() {}
-
-    @Override
-    public void failure(Throwable t) {
-      failure = t;
     }
   }
 
@@ -95,7 +80,6 @@ public final class HostedTask {
   private final Path stateDirectory;
   /** The host's storage, or null: the {@code --stateBackend} in {@link #stateDirectory}. */
   private final StateStorage hostStorage;
-  private final Callback callback = new Callback();
   private final StepScope scope = new StepScope();
   private ContainerState state;
   private ContainerCommit commit;
@@ -209,8 +193,11 @@ public final class HostedTask {
     if (task.nextOp() == TaskOp.NONE) {
       throw new IllegalStateException(name + " is done but got " + message + " on input " + inputs[input].ssp());
     }
-    task.processAsync(new IncomingMessageEnvelope(inputs[input].ssp(), null, key, message), null, null, callback);
-    failIfFailed();
+    try {
+      task.process(input, KeyedElement.of((byte[]) key, message));
+    } catch (Throwable t) {
+      throw FailureContext.attach(t, "in task " + name + " (hosted)");
+    }
     pump(out);
   }
 
@@ -298,9 +285,9 @@ public final class HostedTask {
     for (InProcessStream stream : outputs) {
       for (int p = 0; p < stream.partitionCount(); p++) {
         InProcessStream.Partition partition = stream.partition(p);
-        IncomingMessageEnvelope envelope;
-        while ((envelope = partition.poll()) != null) {
-          out.send(stream.plan(), p, (byte[]) envelope.getKey(), envelope.getMessage());
+        Object message;
+        while ((message = partition.poll()) != null) {
+          out.send(stream.plan(), p, KeyedElement.keyOf(message), KeyedElement.messageOf(message));
         }
       }
     }
@@ -315,13 +302,5 @@ public final class HostedTask {
       }
     }
     return true;
-  }
-
-  private void failIfFailed() {
-    Throwable failure = callback.failure;
-    if (failure != null) {
-      callback.failure = null;
-      throw FailureContext.attach(failure, "in task " + name + " (hosted)");
-    }
   }
 }

@@ -3,7 +3,6 @@ package dev.weir.runner.executor;
 import dev.weir.runner.translation.StreamPlan;
 import java.util.concurrent.ArrayBlockingQueue;
 import org.apache.beam.sdk.annotations.Internal;
-import org.apache.samza.system.IncomingMessageEnvelope;
 import org.apache.samza.system.SystemStreamPartition;
 
 /**
@@ -11,8 +10,9 @@ import org.apache.samza.system.SystemStreamPartition;
  * producer task of the upstream stage, read by the single consumer task of that partition.
  *
  * <p>Back-pressure: {@link #offer} never blocks and never grows a queue past its capacity; a
- * producer whose offer fails parks the envelope in its task's {@link TaskOutbox} and stops taking
- * input until the outbox drains. Envelopes are passed by reference (no serialization in process).
+ * producer whose offer fails parks the message in its task's {@link TaskOutbox} and stops taking
+ * input until the outbox drains. Messages (see {@link InputPartition}) are passed by reference, with
+ * no envelope and no serialization in process.
  *
  * <p>Threading: any number of producer threads, one consumer thread per partition
  * ({@link ArrayBlockingQueue} is the MPMC queue used; it allocates nothing per element).
@@ -27,7 +27,7 @@ public final class InProcessStream {
 
   /**
    * @param plan the stream's plan
-   * @param capacity envelopes each partition's queue holds (at least 1)
+   * @param capacity messages each partition's queue holds (at least 1)
    */
   public InProcessStream(StreamPlan plan, int capacity) {
     this.plan = plan;
@@ -56,16 +56,18 @@ public final class InProcessStream {
   /**
    * Appends to partition {@code i} if it has room.
    *
-   * @return false if the partition is full (the caller keeps the envelope and retries later)
+   * @param message a Beam {@code WindowedValue}, a {@link KeyedElement}, a {@link ProducerWatermark} or a
+   *     {@link ProducerEndOfStream}
+   * @return false if the partition is full (the caller keeps the message and retries later)
    */
-  public boolean offer(int i, IncomingMessageEnvelope envelope) {
-    return partitions[i].queue.offer(envelope);
+  public boolean offer(int i, Object message) {
+    return partitions[i].queue.offer(message);
   }
 
   /** One partition of the stream, as an {@link InputPartition} of its consumer task. */
   public static final class Partition implements InputPartition {
     private final SystemStreamPartition ssp;
-    private final ArrayBlockingQueue<IncomingMessageEnvelope> queue;
+    private final ArrayBlockingQueue<Object> queue;
     private final int producers;
 
     Partition(SystemStreamPartition ssp, int capacity, int producers) {
@@ -85,11 +87,11 @@ public final class InProcessStream {
     }
 
     @Override
-    public IncomingMessageEnvelope poll() {
+    public Object poll() {
       return queue.poll();
     }
 
-    /** Envelopes currently queued (racy; for tests and metrics). */
+    /** Messages currently queued (racy; for tests and metrics). */
     public int size() {
       return queue.size();
     }

@@ -16,7 +16,6 @@ import org.apache.beam.sdk.io.UnboundedSource;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.WindowedValues;
 import org.apache.samza.Partition;
-import org.apache.samza.system.IncomingMessageEnvelope;
 import org.apache.samza.system.SystemStreamPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Watermarks: bounded sources hold the watermark at -infinity until they are exhausted;
  * unbounded readers are asked for their watermark when they have no data and every
- * {@value #WATERMARK_EVERY_ELEMENTS} elements, and a watermark envelope is emitted when it advanced.
+ * {@value #WATERMARK_EVERY_ELEMENTS} elements, and a watermark message is emitted when it advanced.
  *
  * <p>Checkpoint marks (unbounded splits), in a job without checkpoints, are held for commit, not
  * encoded per element: the task takes the reader's mark when it finishes a bundle that read
@@ -118,13 +117,17 @@ public abstract class SourcePartition implements InputPartition {
     }
   }
 
+  /**
+   * The split's next message: an element ({@code WindowedValue}, in the global window) or a
+   * {@link ProducerWatermark}; after the data, the final watermark and a {@link ProducerEndOfStream}.
+   */
   @Override
-  public final IncomingMessageEnvelope poll() {
+  public final Object poll() {
     switch (phase) {
       case DATA:
         StepScope.Step previous = context.scope().enter(context.step());
         try {
-          IncomingMessageEnvelope next = next();
+          Object next = next();
           if (next != null || !exhausted()) {
             return next;
           }
@@ -141,7 +144,7 @@ public abstract class SourcePartition implements InputPartition {
         return watermark(MAX_WATERMARK_MS);
       case END_OF_STREAM:
         phase = Phase.DONE;
-        return new IncomingMessageEnvelope(ssp, null, null, new ProducerEndOfStream(0, taskName), 0, 0L, 0L);
+        return new ProducerEndOfStream(0, taskName);
       default:
         return null;
     }
@@ -161,12 +164,9 @@ public abstract class SourcePartition implements InputPartition {
     }
   }
 
-  IncomingMessageEnvelope element(Object windowedValue) {
-    return new IncomingMessageEnvelope(ssp, null, null, windowedValue, 0, 0L, 0L);
-  }
-
-  IncomingMessageEnvelope watermark(long timestampMs) {
-    return new IncomingMessageEnvelope(ssp, null, null, new ProducerWatermark(timestampMs, 0, taskName), 0, 0L, 0L);
+  /** A source watermark message (epoch ms) of this split, its only producer. */
+  ProducerWatermark watermark(long timestampMs) {
+    return new ProducerWatermark(timestampMs, 0, taskName);
   }
 
   void openReader() throws IOException {}
@@ -309,8 +309,8 @@ public abstract class SourcePartition implements InputPartition {
    */
   void checkpointCompleted() {}
 
-  /** The next element or source watermark envelope, or null if none now. */
-  abstract IncomingMessageEnvelope next() throws IOException;
+  /** The next element ({@code WindowedValue}) or source watermark ({@link #watermark}), or null if none now. */
+  abstract Object next() throws IOException;
 
   /** Whether the source has nothing more to give, ever. */
   abstract boolean exhausted();
@@ -324,12 +324,12 @@ public abstract class SourcePartition implements InputPartition {
     }
 
     @Override
-    IncomingMessageEnvelope next() {
+    Object next() {
       if (emitted) {
         return null;
       }
       emitted = true;
-      return element(WindowedValues.valueInGlobalWindow(new byte[0]));
+      return WindowedValues.valueInGlobalWindow(new byte[0]);
     }
 
     /** Whether the impulse fired. */
@@ -356,7 +356,7 @@ public abstract class SourcePartition implements InputPartition {
     }
 
     @Override
-    IncomingMessageEnvelope next() {
+    Object next() {
       return null;
     }
 
@@ -388,9 +388,9 @@ public abstract class SourcePartition implements InputPartition {
       return available;
     }
 
-    /** The reader's current record as an element envelope, in the global window. */
-    final IncomingMessageEnvelope currentElement() {
-      return element(WindowedValues.timestampedValueInGlobalWindow(reader.getCurrent(), reader.getCurrentTimestamp()));
+    /** The reader's current record as an element, in the global window. */
+    final Object currentElement() {
+      return WindowedValues.timestampedValueInGlobalWindow(reader.getCurrent(), reader.getCurrentTimestamp());
     }
 
     @Override
@@ -429,7 +429,7 @@ public abstract class SourcePartition implements InputPartition {
     }
 
     @Override
-    IncomingMessageEnvelope next() throws IOException {
+    Object next() throws IOException {
       if (done) {
         return null;
       }

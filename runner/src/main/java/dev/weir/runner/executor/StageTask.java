@@ -364,41 +364,66 @@ public final class StageTask
     };
   }
 
+  /**
+   * samza-api's entry, for a host that speaks it (samza-core's run loop): delivers the envelope's
+   * message as {@link #process(int, Object)} does, reporting a failure to {@code callback}.
+   */
   @Override
   public void processAsync(IncomingMessageEnvelope envelope, MessageCollector collector,
       TaskCoordinator coordinator, TaskCallback callback) {
     try {
-      TaskInput input = inputOf(envelope);
-      Object message = envelope.getMessage();
-      if (message instanceof WindowedValue<?> element) {
-        if (input.sideConsumer != null) {
-          acceptSideInput(input, element);
-        } else {
-          Object key = envelope.getKey();
-          if (key != null) {
-            input.entry.acceptKeyed((byte[]) key, element);
-          } else {
-            input.entry.accept(element);
-          }
-          if (bundleElements++ == 0) {
-            bundleStartNs = System.nanoTime();
-          }
-          if (bundleElements >= maxBundleSize) {
-            finishBundle();
-          }
-        }
-      } else if (message instanceof ProducerWatermark watermark) {
-        watermarks.onProducerWatermark(input.index, watermark.producer(), watermark.getTimestamp());
-        watermarkMoved(input);
-      } else if (message instanceof ProducerEndOfStream end) {
-        watermarks.onProducerEnd(input.index, end.producer());
-        watermarkMoved(input);
-      } else {
-        throw new IllegalStateException("unexpected message " + message + " on " + envelope.getSystemStreamPartition());
-      }
+      deliver(inputOf(envelope), (byte[]) envelope.getKey(), envelope.getMessage());
       callback.complete();
     } catch (Throwable t) {
       callback.failure(t);
+    }
+  }
+
+  /**
+   * Delivers one message polled from input {@code input} (its index in {@link #inputPartitions()}):
+   * an element enters the input's node (and counts for the open bundle), a producer's watermark or
+   * end-of-stream goes to the task's watermarks. The container's entry: no envelope, no lookup of
+   * the input.
+   *
+   * @param polled what the input partition's {@code poll()} returned: a {@code WindowedValue}, a
+   *     {@link KeyedElement}, a {@link ProducerWatermark} or a {@link ProducerEndOfStream}
+   * @throws RuntimeException or Error: whatever an operator or user code threw, unwrapped; the
+   *     task must not be used after it
+   */
+  void process(int input, Object polled) {
+    if (polled instanceof KeyedElement keyed) {
+      deliver(inputs[input], keyed.key(), keyed.element());
+    } else {
+      deliver(inputs[input], null, polled);
+    }
+  }
+
+  /** One message of {@code input}; {@code key}: a shuffle's encoded key of an element, or null. */
+  private void deliver(TaskInput input, byte[] key, Object message) {
+    if (message instanceof WindowedValue<?> element) {
+      if (input.sideConsumer != null) {
+        acceptSideInput(input, element);
+      } else {
+        if (key != null) {
+          input.entry.acceptKeyed(key, element);
+        } else {
+          input.entry.accept(element);
+        }
+        if (bundleElements++ == 0) {
+          bundleStartNs = System.nanoTime();
+        }
+        if (bundleElements >= maxBundleSize) {
+          finishBundle();
+        }
+      }
+    } else if (message instanceof ProducerWatermark watermark) {
+      watermarks.onProducerWatermark(input.index, watermark.producer(), watermark.getTimestamp());
+      watermarkMoved(input);
+    } else if (message instanceof ProducerEndOfStream end) {
+      watermarks.onProducerEnd(input.index, end.producer());
+      watermarkMoved(input);
+    } else {
+      throw new IllegalStateException("unexpected message " + message + " on " + input.partition.ssp());
     }
   }
 

@@ -11,7 +11,6 @@ import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.WindowedValue;
-import org.apache.samza.system.IncomingMessageEnvelope;
 
 /**
  * The tail of a stage that feeds another stage: writes elements into an {@link InProcessStream}
@@ -19,8 +18,8 @@ import org.apache.samza.system.IncomingMessageEnvelope;
  * every partition of the stream.
  *
  * <p>SHUFFLE streams encode the element's key once with the key coder, pick the partition from a
- * mixed hash of those bytes and pass the bytes along as the envelope key, so the consuming
- * GroupByKey does not encode the key again. FORWARD streams send producer partition p to consumer
+ * mixed hash of those bytes and pass the bytes along with the element ({@link KeyedElement}), so
+ * the consuming GroupByKey does not encode the key again. FORWARD streams send producer partition p to consumer
  * partition p mod n. BROADCAST streams (side inputs) send every element to every partition.
  *
  * <p>Elements go by reference; a streamed state read in an element (a large map, set, ordered
@@ -91,12 +90,12 @@ final class StreamWriter implements Operator {
     accept(element); // keys are re-encoded: a keyed input may feed a differently keyed shuffle
   }
 
-  /** Sends a watermark (epoch ms) from this producer to every partition. */
   /** Elements this writer sent downstream so far (a broadcast element counts once). Any thread. */
   long elementsSent() {
     return (long) SENT.getOpaque(this);
   }
 
+  /** Sends a watermark (epoch ms) from this producer to every partition. */
   void sendWatermark(long watermarkMs) {
     for (int p = 0; p < stream.partitionCount(); p++) {
       send(p, null, new ProducerWatermark(watermarkMs, producer, taskName));
@@ -111,8 +110,7 @@ final class StreamWriter implements Operator {
   }
 
   private void send(int partition, byte[] key, Object message) {
-    outbox.send(stream, partition,
-        new IncomingMessageEnvelope(stream.partition(partition).ssp(), null, key, message, 0, 0L, 0L));
+    outbox.send(stream, partition, KeyedElement.of(key, message));
   }
 
   @SuppressWarnings("unchecked")

@@ -1,20 +1,19 @@
 package dev.weir.runner.executor;
 
 import java.util.ArrayDeque;
-import org.apache.samza.system.IncomingMessageEnvelope;
 
 /**
- * A task's overflow for envelopes its downstream streams had no room for. While the outbox is
+ * A task's overflow for messages its downstream streams had no room for. While the outbox is
  * non-empty, every further send is queued behind it (preserving per-stream order) and the
  * container gives the task no new input: the task is <em>blocked</em>. So the outbox holds at most
- * what one input envelope (or one timer firing: a watermark's ready timers fire one at a time,
+ * what one input message (or one timer firing: a watermark's ready timers fire one at a time,
  * pausing while the outbox is blocked, see {@code StageTask#continueTimers}) produced, and
  * upstream queues fill up in turn: back-pressure without unbounded buffering.
  *
  * <p>Threading: confined to the task's container thread.
  */
 final class TaskOutbox {
-  private record Pending(InProcessStream stream, int partition, IncomingMessageEnvelope envelope) {}
+  private record Pending(InProcessStream stream, int partition, Object message) {}
 
   private final ArrayDeque<Pending> pending = new ArrayDeque<>();
   /** Counts sends when the job tracks quiescence (test streams); null otherwise. */
@@ -30,38 +29,38 @@ final class TaskOutbox {
     this.quiescence = quiescence;
   }
 
-  /** Sends {@code envelope} to partition {@code partition} of {@code stream}, or queues it. */
-  public void send(InProcessStream stream, int partition, IncomingMessageEnvelope envelope) {
+  /** Sends {@code message} to partition {@code partition} of {@code stream}, or queues it. */
+  public void send(InProcessStream stream, int partition, Object message) {
     if (quiescence != null) {
       quiescence.sent();
     }
-    if (pending.isEmpty() && stream.offer(partition, envelope)) {
+    if (pending.isEmpty() && stream.offer(partition, message)) {
       return;
     }
-    pending.addLast(new Pending(stream, partition, envelope)); // allocates only when blocked
+    pending.addLast(new Pending(stream, partition, message)); // allocates only when blocked
   }
 
   /**
-   * Moves queued envelopes into their streams, in order, until one does not fit.
+   * Moves queued messages into their streams, in order, until one does not fit.
    *
-   * @return the number of envelopes moved
+   * @return the number of messages moved
    */
   public int drain() {
     int moved = 0;
     Pending head;
-    while ((head = pending.peekFirst()) != null && head.stream().offer(head.partition(), head.envelope())) {
+    while ((head = pending.peekFirst()) != null && head.stream().offer(head.partition(), head.message())) {
       pending.pollFirst();
       moved++;
     }
     return moved;
   }
 
-  /** Whether envelopes are waiting for room downstream. */
+  /** Whether messages are waiting for room downstream. */
   public boolean isBlocked() {
     return !pending.isEmpty();
   }
 
-  /** Number of waiting envelopes. */
+  /** Number of waiting messages. */
   public int size() {
     return pending.size();
   }

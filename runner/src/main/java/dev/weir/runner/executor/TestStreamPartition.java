@@ -7,7 +7,6 @@ import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.TimestampedValue;
 import org.apache.beam.sdk.values.WindowedValues;
-import org.apache.samza.system.IncomingMessageEnvelope;
 
 /**
  * Beam's {@code TestStream}, replayed in order: before each event the partition waits (polls
@@ -33,12 +32,12 @@ final class TestStreamPartition extends SourcePartition {
   }
 
   @Override
-  IncomingMessageEnvelope next() {
+  Object next() {
     while (true) {
       if (elements != null) {
         if (elements.hasNext()) {
           TimestampedValue<?> value = elements.next();
-          return element(WindowedValues.timestampedValueInGlobalWindow(value.getValue(), value.getTimestamp()));
+          return WindowedValues.timestampedValueInGlobalWindow(value.getValue(), value.getTimestamp());
         }
         elements = null;
       }

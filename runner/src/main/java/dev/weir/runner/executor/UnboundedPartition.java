@@ -8,7 +8,6 @@ import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.io.UnboundedSource;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.util.CoderUtils;
-import org.apache.samza.system.IncomingMessageEnvelope;
 
 /**
  * An unbounded source split; ends when its watermark reaches +infinity.
@@ -114,13 +113,13 @@ final class UnboundedPartition extends SourcePartition.ReaderPartition<Unbounded
   }
 
   @Override
-  IncomingMessageEnvelope next() throws IOException {
+  Object next() throws IOException {
     if (done) {
       return null;
     }
     if (sinceWatermark >= WATERMARK_EVERY_ELEMENTS) {
       sinceWatermark = 0;
-      IncomingMessageEnvelope wm = advancedWatermark();
+      ProducerWatermark wm = advancedWatermark();
       if (wm != null) {
         return wm;
       }
@@ -133,7 +132,7 @@ final class UnboundedPartition extends SourcePartition.ReaderPartition<Unbounded
     return advancedWatermark();
   }
 
-  private IncomingMessageEnvelope advancedWatermark() {
+  private ProducerWatermark advancedWatermark() {
     long wm = reader.getWatermark().getMillis();
     if (wm >= MAX_WATERMARK_MS) {
       done = true;

@@ -253,15 +253,16 @@ public final class BeamSourceSystemFactory implements SystemFactory {
       finalizeDurable();
       int first = out.size();
       for (int i = 0; i < max; i++) {
-        IncomingMessageEnvelope envelope = partition.poll();
-        if (envelope == null) {
+        Object message = partition.poll();
+        if (message == null) {
           break;
         }
+        IncomingMessageEnvelope envelope = new IncomingMessageEnvelope(partition.ssp(), null, null, message, 0, 0L, 0L);
         if (partition.dataEnded()) { // final watermark, end-of-stream: each carries a position
           envelope = positioned(envelope);
         }
         out.add(envelope);
-        if (envelope.getMessage() instanceof ProducerEndOfStream) {
+        if (message instanceof ProducerEndOfStream) {
           return true;
         }
       }

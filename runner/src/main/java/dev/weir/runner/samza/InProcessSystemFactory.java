@@ -1,6 +1,7 @@
 package dev.weir.runner.samza;
 
 import dev.weir.runner.executor.InProcessStream;
+import dev.weir.runner.executor.KeyedElement;
 import dev.weir.runner.executor.ProducerEndOfStream;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -119,12 +120,13 @@ public final class InProcessSystemFactory implements SystemFactory {
     @Override
     public boolean drainTo(List<IncomingMessageEnvelope> out, int max) {
       for (int i = 0; i < max; i++) {
-        IncomingMessageEnvelope envelope = partition.poll();
-        if (envelope == null) {
+        Object message = partition.poll();
+        if (message == null) {
           return false;
         }
-        out.add(envelope);
-        if (envelope.getMessage() instanceof ProducerEndOfStream && ++endedProducers == partition.producers()) {
+        out.add(new IncomingMessageEnvelope(partition.ssp(), null, KeyedElement.keyOf(message),
+            KeyedElement.messageOf(message), 0, 0L, 0L));
+        if (message instanceof ProducerEndOfStream && ++endedProducers == partition.producers()) {
           return true;
         }
       }
@@ -171,10 +173,9 @@ public final class InProcessSystemFactory implements SystemFactory {
       InProcessStream stream = stream(job, envelope.getSystemStream().getStream());
       int partition = partitionOf(envelope, stream.partitionCount());
       SystemStreamPartition ssp = stream.partition(partition).ssp();
-      IncomingMessageEnvelope incoming =
-          new IncomingMessageEnvelope(ssp, null, envelope.getKey(), envelope.getMessage(), 0, 0L, 0L);
+      Object message = KeyedElement.of((byte[]) envelope.getKey(), envelope.getMessage());
       long parkNs = 10_000L;
-      while (!stream.offer(partition, incoming)) {
+      while (!stream.offer(partition, message)) {
         if (stopped || Thread.currentThread().isInterrupted()) {
           throw new IllegalStateException("stopped while " + ssp + " was full; the envelope was not sent");
         }

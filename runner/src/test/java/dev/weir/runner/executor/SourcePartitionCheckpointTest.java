@@ -7,7 +7,6 @@ import dev.weir.runner.translation.SourceSpec;
 import java.util.List;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.values.WindowedValue;
-import org.apache.samza.system.IncomingMessageEnvelope;
 import org.junit.jupiter.api.Test;
 
 /** An unbounded split's checkpoint marks, driven directly: taken on request, finalized only when told. */
@@ -25,8 +24,7 @@ class SourcePartitionCheckpointTest {
       assertThat(partition.checkpoint()).as("nothing read yet").isFalse();
       int elements = 0;
       while (elements < 10) {
-        IncomingMessageEnvelope e = partition.poll();
-        if (e.getMessage() instanceof WindowedValue<?>) {
+        if (partition.poll() instanceof WindowedValue<?>) {
           elements++;
         }
       }
