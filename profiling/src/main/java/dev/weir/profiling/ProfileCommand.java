@@ -57,6 +57,11 @@ public final class ProfileCommand implements Callable<Integer> {
         description = "Allocation sampling interval in KiB (0: no allocation profile; default: ${DEFAULT-VALUE})")
     long allocKib;
 
+    @Option(names = "--precise-frames",
+        description = "Attribute samples to the exact inlined frame (HotSpot's DebugNonSafepoints); "
+            + "costs the profiled JVM some 3% more CPU (default: off; run only: an attached profiler turns it on)")
+    boolean preciseFrames;
+
     @Option(names = "--title", paramLabel = "TEXT", description = "Title of the flame graphs and summary")
     String title;
 
@@ -72,7 +77,7 @@ public final class ProfileCommand implements Callable<Integer> {
         chosen = CpuEngine.parse("engine", engine);
       }
       Files.createDirectories(out);
-      return new ProfileSettings(chosen, Math.round(intervalMs * 1_000_000), allocKib * 1024,
+      return new ProfileSettings(chosen, Math.round(intervalMs * 1_000_000), allocKib * 1024, preciseFrames,
           out.toAbsolutePath().resolve("profile.jfr"));
     }
   }
@@ -107,7 +112,7 @@ public final class ProfileCommand implements Callable<Integer> {
       List<String> command = new ArrayList<>();
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.addAll(jvmArgs);
-      command.add(settings.agentOption(library));
+      command.addAll(settings.jvmOptions(library));
       command.add("-cp");
       command.add(classpath != null ? classpath : System.getProperty("java.class.path"));
       command.add(mainClass);

@@ -72,4 +72,16 @@ class ProfileSummaryTest {
     assertThat(s.agentOption(java.nio.file.Path.of("/lib/libasyncProfiler.so")))
         .startsWith("-agentpath:/lib/libasyncProfiler.so=start,event=ctimer");
   }
+
+  @Test
+  void settings_keepDebugNonSafepointsOffUnlessPreciseFramesAreAsked() {
+    ProfileSettings cheap = ProfileSettings.defaults(CpuEngine.CTIMER, java.nio.file.Path.of("/tmp/x.jfr"));
+    java.nio.file.Path lib = java.nio.file.Path.of("/lib/libasyncProfiler.so");
+    // set on the command line before the agent loads, so async-profiler leaves the flag as it is
+    assertThat(cheap.jvmOptions(lib)).containsExactly("-XX:+UnlockDiagnosticVMOptions", "-XX:-DebugNonSafepoints",
+        cheap.agentOption(lib));
+    ProfileSettings precise = cheap.withPreciseFrames(true);
+    assertThat(precise.jvmOptions(lib)).containsExactly(precise.agentOption(lib));
+    assertThat(precise.startArguments()).isEqualTo(cheap.startArguments());
+  }
 }
