@@ -53,9 +53,10 @@ public final class ProfileCommand implements Callable<Integer> {
         description = "CPU sampling interval in ms of CPU time (default: ${DEFAULT-VALUE})")
     double intervalMs;
 
-    @Option(names = "--alloc-kib", paramLabel = "KIB", defaultValue = "2048",
-        description = "Allocation sampling interval in KiB (0: no allocation profile; default: ${DEFAULT-VALUE})")
-    long allocKib;
+    @Option(names = "--alloc-per-sec", paramLabel = "N", defaultValue = "" + ProfileSettings.DEFAULT_ALLOC_SAMPLES_PER_SEC,
+        description = "Allocation samples per second, JVM-wide (JFR's jdk.ObjectAllocationSample; 0: no allocation "
+            + "profile; default: ${DEFAULT-VALUE})")
+    int allocPerSec;
 
     @Option(names = "--precise-frames",
         description = "Attribute samples to the exact inlined frame (HotSpot's DebugNonSafepoints); "
@@ -65,7 +66,10 @@ public final class ProfileCommand implements Callable<Integer> {
     @Option(names = "--title", paramLabel = "TEXT", description = "Title of the flame graphs and summary")
     String title;
 
-    /** Resolves the engine (probing when auto) and builds the settings; prints the choice. */
+    /**
+     * Resolves the engine (probing when auto), builds the settings and writes their allocation
+     * settings file into the output folder; prints the choice.
+     */
     ProfileSettings settings(Path library) throws Exception {
       CpuEngine chosen;
       if ("auto".equalsIgnoreCase(engine)) {
@@ -77,8 +81,10 @@ public final class ProfileCommand implements Callable<Integer> {
         chosen = CpuEngine.parse("engine", engine);
       }
       Files.createDirectories(out);
-      return new ProfileSettings(chosen, Math.round(intervalMs * 1_000_000), allocKib * 1024, preciseFrames,
-          out.toAbsolutePath().resolve("profile.jfr"));
+      ProfileSettings settings = new ProfileSettings(chosen, Math.round(intervalMs * 1_000_000), allocPerSec,
+          preciseFrames, out.toAbsolutePath().resolve("profile.jfr"));
+      settings.writeAllocationSettings();
+      return settings;
     }
   }
 

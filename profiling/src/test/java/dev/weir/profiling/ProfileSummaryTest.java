@@ -68,9 +68,25 @@ class ProfileSummaryTest {
   @Test
   void settings_buildTheAgentArguments() {
     ProfileSettings s = ProfileSettings.defaults(CpuEngine.CTIMER, java.nio.file.Path.of("/tmp/x.jfr"));
-    assertThat(s.startArguments()).isEqualTo("start,event=ctimer,interval=10000000,alloc=2097152,jfr,file=/tmp/x.jfr");
+    assertThat(s.startArguments())
+        .isEqualTo("start,event=ctimer,interval=10000000,jfrsync=/tmp/x.jfr.jfc,file=/tmp/x.jfr");
+    assertThat(new ProfileSettings(CpuEngine.CTIMER, 10_000_000L, 0, false, java.nio.file.Path.of("/tmp/x.jfr"))
+        .startArguments()).as("no allocation samples").isEqualTo("start,event=ctimer,interval=10000000,jfr,file=/tmp/x.jfr");
     assertThat(s.agentOption(java.nio.file.Path.of("/lib/libasyncProfiler.so")))
         .startsWith("-agentpath:/lib/libasyncProfiler.so=start,event=ctimer");
+  }
+
+  @Test
+  void allocationSettings_enableOnlyJfrsAllocationSampleAtTheRate(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path dir) throws Exception {
+    ProfileSettings s = new ProfileSettings(CpuEngine.CTIMER, 10_000_000L, 250, false, dir.resolve("p/profile.jfr"));
+    s.writeAllocationSettings();
+    String jfc = java.nio.file.Files.readString(s.allocationSettings());
+    assertThat(s.allocationSettings()).isEqualTo(dir.resolve("p/profile.jfr.jfc"));
+    assertThat(jfc).contains("<event name=\"jdk.ObjectAllocationSample\">")
+        .contains("<setting name=\"throttle\">250/s</setting>")
+        .contains("<setting name=\"stackTrace\">true</setting>");
+    assertThat(jfc.split("<event ", -1)).as("one event only").hasSize(2);
   }
 
   @Test

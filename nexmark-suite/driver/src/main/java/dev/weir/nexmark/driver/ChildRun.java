@@ -99,7 +99,8 @@ public final class ChildRun {
 
   /**
    * Profiling of every run: async-profiler loaded into each child JVM from its start (CPU with
-   * {@code engine}, allocation, spans) writing {@code profile.jfr} into the run's folder, then
+   * {@code engine}, spans, and JFR's allocation samples; settings in {@code profile.jfr.jfc})
+   * writing {@code profile.jfr} into the run's folder, then
    * flame graphs, collapsed stacks and a summary in {@code <run>/profile/}, cut to the measured
    * interval when the harness reported it.
    *
@@ -268,6 +269,15 @@ public final class ChildRun {
     List<String> cmd = command(spec, runDir, classpath, bootstrapServers);
     r.command = abbreviateClasspath(cmd, spec.runner());
     writeScript(runDir, cmd);
+    if (profiling != null) {
+      try {
+        profiling.settings(runDir).writeAllocationSettings();
+      } catch (IOException e) {
+        r.status = RunRecord.FAILED;
+        r.firstErrorLine = "cannot write the profiler's allocation settings: " + e.getMessage();
+        return r;
+      }
+    }
     Path log = runDir.resolve("output.log");
     long t0 = System.nanoTime();
     Process p;
