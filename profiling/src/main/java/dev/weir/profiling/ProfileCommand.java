@@ -60,7 +60,7 @@ public final class ProfileCommand implements Callable<Integer> {
 
     @Option(names = "--precise-frames",
         description = "Attribute samples to the exact inlined frame (HotSpot's DebugNonSafepoints); "
-            + "costs the profiled JVM some 3% more CPU (default: off; run only: an attached profiler turns it on)")
+            + "costs the profiled JVM some 3%% more CPU (default: off; run only: an attached profiler turns it on)")
     boolean preciseFrames;
 
     @Option(names = "--title", paramLabel = "TEXT", description = "Title of the flame graphs and summary")

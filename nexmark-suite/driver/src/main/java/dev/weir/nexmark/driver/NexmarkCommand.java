@@ -136,7 +136,7 @@ public final class NexmarkCommand implements Callable<Integer> {
 
   @Option(names = "--profile-precise-frames",
       description = "With --profile: attribute samples to the exact inlined frame (HotSpot's DebugNonSafepoints), "
-          + "at some 3% more CPU in every profiled run. Default: off.")
+          + "at some 3%% more CPU in every profiled run. Default: off.")
   boolean profilePreciseFrames;
 
   @Option(names = "--sweep", paramLabel = "NAME=v1,v2,...",
