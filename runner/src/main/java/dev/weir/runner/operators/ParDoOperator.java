@@ -14,7 +14,6 @@ import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.util.SerializableUtils;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
@@ -35,8 +34,9 @@ import org.joda.time.Instant;
  * {@link #watermarkHold()}, so the stage's output watermark waits for them. Side-input watermarks
  * never hold the main input.
  *
- * <p>Each task gets its own DoFn instance (a serialized copy of the pipeline's), set up at open and
- * torn down at close ({@link DoFnLifecycle}), so that no DoFn instance is ever shared by two
+ * <p>Each task gets its own DoFn instance (deserialized from the pipeline's, which is serialized
+ * once per transform: {@link SerializedCopies}), set up at open and torn down at close
+ * ({@link DoFnLifecycle}), so that no DoFn instance is ever shared by two
  * threads. Outputs are routed by tag directly to the consumers of that output ({@link OutputRouter}).
  *
  * <p>Bundle finalization: the DoFn's {@code BundleFinalizer} callbacks of a bundle run after the
@@ -50,7 +50,8 @@ import org.joda.time.Instant;
 @Internal
 public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsumer {
 
-  private final DoFn<InT, OutT> prototype;
+  /** The user's DoFn, serialized once for all tasks of this transform; each task opens a copy. */
+  private final SerializedCopies<DoFn<InT, OutT>> fn;
   private final TupleTag<OutT> mainTag;
   private final List<TupleTag<?>> additionalTags;
   private final Coder<InT> inputCoder;
@@ -67,9 +68,13 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
   private DoFnRunner<InT, OutT> runner;
   private boolean inBundle;
 
-  /** Describes the ParDo; nothing is instantiated until {@link #open}. */
+  /**
+   * Describes the ParDo; nothing is instantiated until {@link #open}.
+   *
+   * @param fn the user's DoFn, serialized once for all tasks of the transform
+   */
   public ParDoOperator(
-      DoFn<InT, OutT> prototype,
+      SerializedCopies<DoFn<InT, OutT>> fn,
       TupleTag<OutT> mainTag,
       List<TupleTag<?>> additionalTags,
       Coder<InT> inputCoder,
@@ -78,7 +83,7 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
       DoFnSchemaInformation schemaInformation,
       Map<String, PCollectionView<?>> sideInputMapping,
       List<PCollectionView<?>> sideInputViews) {
-    this.prototype = prototype;
+    this.fn = fn;
     this.mainTag = mainTag;
     this.additionalTags = additionalTags;
     this.inputCoder = inputCoder;
@@ -92,7 +97,7 @@ public final class ParDoOperator<InT, OutT> implements Operator, SideInputConsum
   @Override
   public void open(OperatorContext context) {
     lifecycle = new DoFnLifecycle(context);
-    DoFn<InT, OutT> fn = lifecycle.setUp(SerializableUtils.clone(prototype), context.options());
+    DoFn<InT, OutT> fn = lifecycle.setUp(this.fn.newCopy(), context.options());
     SideInputReader reader = NullSideInputReader.empty();
     if (!sideInputViews.isEmpty()) {
       Coder<WindowedValue<InT>> elementCoder =

@@ -27,7 +27,6 @@ import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.util.SerializableUtils;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
@@ -93,7 +92,8 @@ import org.joda.time.Instant;
 @Internal
 public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> implements SideInputConsumer {
 
-  private final DoFn<KV<K, V>, OutT> prototype;
+  /** The user's DoFn, serialized once for all tasks of this transform; each task opens a copy. */
+  private final SerializedCopies<DoFn<KV<K, V>, OutT>> fn;
   private final TupleTag<OutT> mainTag;
   private final List<TupleTag<?>> additionalTags;
   private final KvCoder<K, V> inputCoder;
@@ -134,17 +134,18 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
       WindowingStrategy<?, ?> windowingStrategy,
       DoFnSchemaInformation schemaInformation,
       Map<String, PCollectionView<?>> sideInputMapping) {
-    this(prototype, mainTag, additionalTags, inputCoder, outputCoders, windowingStrategy, schemaInformation,
-        sideInputMapping, List.of());
+    this(new SerializedCopies<>(prototype), mainTag, additionalTags, inputCoder, outputCoders, windowingStrategy,
+        schemaInformation, sideInputMapping, List.of());
   }
 
   /**
    * Describes the ParDo with side inputs; nothing is instantiated until {@link #open}.
    *
+   * @param fn the user's DoFn, serialized once for all tasks of the transform
    * @param sideInputViews the ParDo's side inputs, in the order of their broadcast streams
    */
   public StatefulParDoOperator(
-      DoFn<KV<K, V>, OutT> prototype,
+      SerializedCopies<DoFn<KV<K, V>, OutT>> fn,
       TupleTag<OutT> mainTag,
       List<TupleTag<?>> additionalTags,
       KvCoder<K, V> inputCoder,
@@ -155,7 +156,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
       List<PCollectionView<?>> sideInputViews) {
     super(inputCoder.getKeyCoder(), true); // each pending user timer holds the output watermark
     this.sideInputViews = sideInputViews;
-    this.prototype = prototype;
+    this.fn = fn;
     this.mainTag = mainTag;
     this.additionalTags = additionalTags;
     this.inputCoder = inputCoder;
@@ -170,7 +171,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   public void open(OperatorContext context) {
     openKeyed(context, windowingStrategy.getWindowFn().windowCoder());
     lifecycle = new DoFnLifecycle(context);
-    DoFn<KV<K, V>, OutT> fn = lifecycle.setUp(SerializableUtils.clone(prototype), context.options());
+    DoFn<KV<K, V>, OutT> fn = lifecycle.setUp(this.fn.newCopy(), context.options());
     StateInternals currentState = keys.currentState();
     BundleFinalizers.Finalizer bundleFinalizer = lifecycle.finalizer();
     StepContext stepContext = new StepContext() {

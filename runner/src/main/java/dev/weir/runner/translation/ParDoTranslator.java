@@ -2,6 +2,7 @@ package dev.weir.runner.translation;
 
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.ParDoOperator;
+import dev.weir.runner.operators.SerializedCopies;
 import dev.weir.runner.operators.StableInputOperator;
 import java.util.List;
 import org.apache.beam.sdk.runners.TransformHierarchy;
@@ -40,16 +41,17 @@ final class ParDoTranslator implements TransformTranslator {
       StatefulParDoTranslator.translate(node, context, parts, from);
       return;
     }
+    SerializedCopies copies = new SerializedCopies<>(parts.fn()); // one serialized form for all tasks
     if (parts.views().isEmpty()) {
       NodeSpec spec = context.fuse(from, node.getFullName(), "ParDo", () -> stable(signature, parts,
-          new ParDoOperator(parts.fn(), parts.mainTag(), parts.additionalTags(), parts.inputCoder(),
+          new ParDoOperator(copies, parts.mainTag(), parts.additionalTags(), parts.inputCoder(),
               parts.outputCoders(), parts.windowing(), parts.schema(), parts.sideInputMapping(), List.of())));
       context.registerOutputs(node, from.stage(), spec);
       return;
     }
     TranslationContext.Cut cut = context.cutForward(from, node);
     NodeSpec spec = cut.enter(node.getFullName(), "ParDo+SideInputs", () -> stable(signature, parts,
-        new ParDoOperator(parts.fn(), parts.mainTag(), parts.additionalTags(), parts.inputCoder(),
+        new ParDoOperator(copies, parts.mainTag(), parts.additionalTags(), parts.inputCoder(),
             parts.outputCoders(), parts.windowing(), parts.schema(), parts.sideInputMapping(), parts.views())));
     context.broadcastViews(node, cut.stage(), spec, parts.views());
     context.registerOutputs(node, cut.stage(), spec);

@@ -2,6 +2,7 @@ package dev.weir.runner.translation;
 
 import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
+import dev.weir.runner.operators.SerializedCopies;
 import dev.weir.runner.operators.StatefulParDoOperator;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.runners.TransformHierarchy;
@@ -31,8 +32,9 @@ final class StatefulParDoTranslator {
     TranslationContext.Cut cut = context.cutShuffle(from, kvCoder.getKeyCoder(), node);
     KvCoder kv = kvCoder;
     DoFnSignature signature = DoFnSignatures.getSignature(parts.fn().getClass());
+    SerializedCopies copies = new SerializedCopies<>(parts.fn()); // one serialized form for all tasks
     NodeSpec spec = cut.enter(node.getFullName(), "StatefulParDo", () -> ParDoTranslator.stable(signature, parts,
-        new StatefulParDoOperator(parts.fn(), parts.mainTag(), parts.additionalTags(), kv, parts.outputCoders(),
+        new StatefulParDoOperator(copies, parts.mainTag(), parts.additionalTags(), kv, parts.outputCoders(),
             parts.windowing(), parts.schema(), parts.sideInputMapping(), parts.views())));
     context.broadcastViews(node, cut.stage(), spec, parts.views());
     context.registerOutputs(node, cut.stage(), spec);
