@@ -5,12 +5,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.runners.AppliedPTransform;
 import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.ParDo;
-import org.apache.beam.sdk.util.construction.ParDoTranslation;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.PValue;
@@ -39,21 +37,23 @@ record ParDoParts(PCollection<?> input, DoFn fn, TupleTag mainTag, List<TupleTag
     DoFnSchemaInformation schema, Map<String, PCollectionView<?>> sideInputMapping, List<PCollectionView<?>> views) {
 
   /**
-   * Reads the parts of the {@code ParDo.MultiOutput} at {@code node}.
+   * Reads the parts of the {@code ParDo.MultiOutput} at {@code node}: the schema information and the
+   * side inputs by name as Beam's {@code ParDoTranslation} puts them into the transform's proto
+   * form, read from the transform itself (asking {@code ParDoTranslation} for them builds that
+   * proto, serializing the DoFn and every coder, twice per ParDo at every job start).
    *
    * @throws UnsupportedOperationException naming the transform if it has no or several main inputs
    */
   static ParDoParts of(TransformHierarchy.Node node, ParDo.MultiOutput<?, ?> parDo) {
     PCollection<?> input = mainInput(node, parDo);
-    AppliedPTransform<?, ?, ?> applied = node.toAppliedPTransform(input.getPipeline());
     Map<TupleTag<?>, Coder<?>> outputCoders = new HashMap<>();
     for (Map.Entry<TupleTag<?>, PCollection<?>> e : node.getOutputs().entrySet()) {
       outputCoders.put(e.getKey(), e.getValue().getCoder());
     }
     return new ParDoParts(input, parDo.getFn(), parDo.getMainOutputTag(),
         new ArrayList<>(parDo.getAdditionalOutputTags().getAll()), input.getCoder(), outputCoders,
-        input.getWindowingStrategy(), ParDoTranslation.getSchemaInformation(applied),
-        ParDoTranslation.getSideInputMapping(applied), new ArrayList<>(parDo.getSideInputs().values()));
+        input.getWindowingStrategy(), ParDo.getDoFnSchemaInformation(parDo.getFn(), input),
+        parDo.getSideInputs(), new ArrayList<>(parDo.getSideInputs().values()));
   }
 
   /** The one input of a ParDo that is not a side input. */
