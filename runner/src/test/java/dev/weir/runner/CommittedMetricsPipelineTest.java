@@ -49,6 +49,9 @@ class CommittedMetricsPipelineTest {
     MetricResult<Long> seen = seen(result);
     assertThat(seen.getAttempted()).isEqualTo(5_000L);
     assertThat(seen.getCommitted()).isEqualTo(5_000L);
+    // final values: merged once, the same results for every later read
+    assertThat(result.metrics()).isSameAs(result.metrics());
+    assertThat(seen(result).getCommitted()).isEqualTo(5_000L);
   }
 
   /** Counts each element, also in a static total, and fails on element {@link #FAIL_AT}. */
