@@ -12,9 +12,9 @@ import org.apache.beam.sdk.util.SerializableUtils;
  * threads or by two bundles at once. Beam's {@code SerializableUtils.clone} makes one by
  * serializing the pipeline's instance and deserializing the bytes: with a task per source split
  * (Nexmark's sources have 100) and a dozen fused ParDos, every job start serialized the same DoFns
- * 1,100 times (in a 1-ms CPU profile of one Q2 run, five passes: 48 samples, against 69 for Beam's
- * own translation of the pipelines to their proto form). Here the bytes are written at the first
- * copy and later copies only read them.
+ * 1,100 times (48 samples in a 1-ms CPU profile of one five-pass Q2 run; see runner/BENCHMARKS.md,
+ * issue 14, session 17). Here the bytes are written at the first copy and later copies only read
+ * them.
  *
  * <p>Copies are equal to those of {@code SerializableUtils.clone} as long as the pipeline's instance
  * is not changed after the first copy, which Beam's model assumes anyway (a DoFn is serialized to

@@ -1,10 +1,11 @@
 // Role: the `bare` pseudo-runner, the limit any runner can approach on the stateless queries
 // Q0-Q2: Nexmark's own source (its generator behind its reader) plus the per-element work of
 // Nexmark's pipeline (its monitor, snoop, stamp, format and devnull steps around the query's own
-// work; PipelineWork) in a plain loop, no runner, no Beam pipeline. Writes a perf JSON in the shape of Nexmark's
-// --perfFilename.
+// work; PipelineWork) in a plain loop, no runner, no Beam pipeline. Writes a perf JSON in the
+// shape of Nexmark's --perfFilename.
 // Threading: the generator config is split into one part per thread (one thread per core by
-// default); each worker owns its reader (or Generator) and counters; the main thread joins them and sums.
+// default); each worker owns its reader (or Generator) and counters; the main thread joins them
+// and sums.
 package dev.weir.nexmark.harness;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -38,9 +39,10 @@ import org.apache.beam.sdk.values.TimestampedValue;
  * and the number of results; with {@code --warmupEvents=W} (W > 0; default 0) warm-up passes of at
  * least W events and S seconds in all run first, as the harness runs them for every runner
  * ({@link WarmupPass}), and CPU, GC and peak-RSS figures
- * cover the measured pass. {@code --work=pipeline} (the default) does per element what Nexmark's
- * pipeline does around the query ({@link PipelineWork}: monitors, snoop, stamp, a JSON string per
- * result, devnull), so the limit carries the same work a runner is given; {@code --work=query}
+ * cover the measured pass. {@code --work=pipeline} (the default) reads the events through
+ * Nexmark's source reader ({@link #work}) and does per element what Nexmark's pipeline does around
+ * the query ({@link PipelineWork}: monitors, snoop, stamp, a JSON string per result, devnull), so
+ * the limit carries the same work a runner is given; {@code --work=query}
  * does only the query's own work (Q0's coder round trip, Q1's conversion, Q2's filter), the
  * lighter limit of earlier results. Q0's round trip uses the coder Nexmark's pipeline gives
  * Query0's input on every runner ({@link #pipelineEventCoder}).
@@ -168,8 +170,8 @@ public final class BareRunner {
    * runner is given: an {@link UnboundedEventSource} over the part (not rate-limited, no watermark
    * hold-back: the benchmark's settings) read with its reader's {@code start}/{@code advance},
    * {@code getCurrent} and {@code getCurrentTimestamp}. The reader is Nexmark's code and does work
-   * per event besides the generator's (a wall-clock read, the watermark, a timestamped value), so
-   * a limit without it would ask a runner for less than nothing. What a runner adds around the
+   * per event besides the generator's (a wall-clock read, the watermark, a timestamped value), work
+   * every runner does and a limit without it left out. What a runner adds around the
    * reader (watermark polls, checkpoint marks, splits) stays the runner's cost. Without
    * {@code pipeline} the generator is called directly, as in earlier results.
    */
