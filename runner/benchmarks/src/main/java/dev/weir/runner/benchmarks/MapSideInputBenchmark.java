@@ -5,6 +5,7 @@ import dev.weir.runner.executor.StepScope;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.ParDoOperator;
 import dev.weir.runner.operators.Receiver;
+import dev.weir.runner.operators.SerializedCopies;
 import dev.weir.runner.time.JobClock;
 import java.util.ArrayList;
 import java.util.List;
@@ -133,9 +134,9 @@ public class MapSideInputBenchmark {
           .apply(Create.of(sideElements).withCoder(KvCoder.of(VarLongCoder.of(), StringUtf8Coder.of())))
           .apply(View.asMap());
       TupleTag<KV<Long, String>> mainTag = new TupleTag<>("main");
-      operator = new ParDoOperator<>(new JoinFn(view, lookupKeys()), mainTag, List.of(), VarLongCoder.of(),
-          Map.of(mainTag, KvCoder.of(VarLongCoder.of(), StringUtf8Coder.of())), WindowingStrategy.globalDefault(),
-          DoFnSchemaInformation.create(), Map.of(), List.of(view));
+      operator = new ParDoOperator<>(new SerializedCopies<>(new JoinFn(view, lookupKeys())), mainTag, List.of(),
+          VarLongCoder.of(), Map.of(mainTag, KvCoder.of(VarLongCoder.of(), StringUtf8Coder.of())),
+          WindowingStrategy.globalDefault(), DoFnSchemaInformation.create(), Map.of(), List.of(view));
       // As a container's task does: the thread's step scope runs the operator in its own step
       // (its metrics container current), entered once for the whole benchmark.
       StepScope scope = new StepScope();
