@@ -44,6 +44,16 @@ import org.apache.beam.sdk.util.common.ElementByteSizeObserver;
  *       observer once per chunk. Without it a chunk weighed what it did when last encoded: a chunk
  *       grown from one element to 64 since counted for one (runner/BENCHMARKS.md, issue 14,
  *       session 10).
+ *   <li><b>Sealed chunks</b>: the add that fills a chunk puts it sealed ({@link
+ *       CachedStore#putSealed}): encoded at once, only its bytes cached. A full chunk never
+ *       changes again, and a bag that outgrows one chunk is mostly one that buffers until a pane
+ *       or timer reads it whole (a GroupByKey's window, a stateful DoFn's batch), so the chunk's
+ *       objects would only wait in the heap, and every young collection would copy them, until
+ *       the read or the chunk's eviction encodes it anyway. Held as objects, Nexmark Q10's
+ *       buffered events took about three times their encoded size and the young collections that
+ *       copied them grew the heap to 2.1–2.4 GB; sealed, 1.2–1.6 GB, and 11–29% more events/s
+ *       (runner/BENCHMARKS.md, issue 14, session 18). A read decodes each sealed chunk once and
+ *       caches its objects again; the last chunk, still growing, stays an object.
  * </ul>
  *
  * <p>Threading: confined to the owning task's container thread.
@@ -117,11 +127,13 @@ final class CachedBag<T> extends Cells implements BagState<T> {
       }
     }
     chunk.add(value);
-    if (measuredChunk != chunkIndex) {
+    if (measuredChunk != chunkIndex && chunk.size() < CHUNK_ELEMENTS) {
       elementBytes = encodedSize(value);
       measuredChunk = chunkIndex;
     }
-    if (elementBytes >= 0) {
+    if (chunk.size() == CHUNK_ELEMENTS) {
+      store.putSealed(cell, chunk, chunkCoder); // full: it never changes again (see "Sealed chunks")
+    } else if (elementBytes >= 0) {
       store.put(cell, chunk, chunkCoder,
           (int) Math.min(Integer.MAX_VALUE, CHUNK_HEADER_BYTES + (long) chunk.size() * elementBytes));
     } else {

@@ -175,6 +175,35 @@ class CachedStateInternalsTest {
 
   @ParameterizedTest
   @EnumSource(StateBackend.class)
+  void aFullBagChunkIsHeldEncoded_writtenAsItIs_andReadBackInOrder(StateBackend backend) {
+    CachedStateInternals s = open(backend, 10_000, "k", new WatermarkHolds());
+    List<String> expected = new ArrayList<>();
+    for (int i = 0; i < CachedBag.CHUNK_ELEMENTS - 1; i++) {
+      s.state(W1, STRING_BAG).add("element-" + i);
+      expected.add("element-" + i);
+      state.safePoint();
+    }
+    assertThat(state.cache().stats().bytesEncoded()).as("a chunk still filling is held as objects").isZero();
+    s.state(W1, STRING_BAG).add("element-last");
+    expected.add("element-last");
+    state.safePoint();
+    long sealed = state.cache().stats().bytesEncoded();
+    assertThat(sealed).as("the add that fills a chunk encodes it").isGreaterThan(CachedBag.CHUNK_ELEMENTS * 9L);
+    s.state(W1, STRING_BAG).add("next"); // starts the next chunk without reading the full one
+    expected.add("next");
+    state.safePoint();
+    state.commit();
+    assertThat(state.cache().stats().bytesEncoded() - sealed)
+        .as("the commit writes the sealed chunk's bytes as they are: only the new chunk and the length are encoded")
+        .isLessThan(32);
+    assertThat(state.cache().stats().bytesDecoded()).isZero();
+    assertThat(s.state(W1, STRING_BAG).read()).containsExactlyElementsOf(expected);
+    state.cache().evictAll();
+    assertThat(s.state(W1, STRING_BAG).read()).containsExactlyElementsOf(expected);
+  }
+
+  @ParameterizedTest
+  @EnumSource(StateBackend.class)
   void aBagChunkGrownSinceItsLastEncoding_weighsItsElementsInAByteBoundedCache(StateBackend backend) {
     state = new ContainerState(backend, dir.resolve("bytes"), ObjectCacheSettings.bounded(10_000, 1L << 30), "test",
         false);

@@ -3,8 +3,9 @@ package dev.weir.state.cache;
 import org.apache.beam.sdk.coders.Coder;
 
 /**
- * A cached state cell: the decoded value (or {@code null} for "absent"), the coder that encodes
- * it, and its {@link State}. Mutated in place by the owning thread only.
+ * A cached state cell: the decoded value (or {@code null} for "absent"), or its encoded bytes
+ * after a sealed put ({@link #encoded}); the coder that encodes it; and its {@link State}.
+ * Mutated in place by the owning thread only.
  */
 final class CacheEntry {
 
@@ -19,7 +20,14 @@ final class CacheEntry {
   }
 
   final StateKey key;
+  /** The value, or null for absent; a {@code byte[]} of its encoding if {@link #encoded}. */
   Object value;
+  /**
+   * Whether {@link #value} holds the value's encoded bytes rather than the value (a sealed put,
+   * CachedStore#putSealed): a read decodes them and caches the object again; a write-back writes
+   * them as they are.
+   */
+  boolean encoded;
   Coder<?> coder;
   State state;
   /**

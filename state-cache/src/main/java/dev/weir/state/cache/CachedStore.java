@@ -96,12 +96,12 @@ public final class CachedStore {
     if (entry != null && entry.state != State.EVICTED) {
       owner.hits++;
       entry.touched = owner.epoch;
-      return (V) entry.value;
+      return entry.encoded ? unseal(entry, coder) : (V) entry.value;
     }
     entry = owner.takeDeferred(key);
     if (entry != null) {
       owner.hits++; // evicted since the last safe point, not yet written: still the latest value
-      V value = (V) entry.value;
+      V value = entry.encoded ? unseal(entry, coder) : (V) entry.value;
       entry.touched = owner.epoch;
       owner.cache.put(key, entry);
       return value;
@@ -139,7 +139,47 @@ public final class CachedStore {
   public <V> void put(StateKey key, V value, Coder<V> coder) {
     Objects.requireNonNull(value, "value");
     Objects.requireNonNull(coder, "coder");
-    write(key, value, coder, -1);
+    write(key, value, coder, -1, false);
+  }
+
+  /**
+   * Sets the value of {@code key} and encodes it now, keeping only its encoded bytes in the cache:
+   * for a value that will not change again and will probably not be read before it is written
+   * back, such as a full chunk of a bag that only grows at its end. Such a value held as objects
+   * costs the heap several times its encoded size, and every young collection it survives copies
+   * its whole object graph; held encoded it costs one array, weighed exactly by the byte bound.
+   * The encoding happens once either way: a write-back (flush, commit or eviction) writes these
+   * bytes as they are. A later read decodes them once and caches the object again, as a miss
+   * would, so a value that is read after all costs one decode, without a store lookup. In a cache
+   * bounded by a caller's weigher ({@link ObjectCacheSettings#maximumWeight}), which weighs
+   * objects, this is a plain {@link #put(StateKey, Object, Coder)}.
+   *
+   * <p>The idea is the byte-serialized entry of a cache such as Kafka Streams' {@code ThreadCache},
+   * applied only where the object would not be used again.
+   *
+   * @param value the new value; not kept (only its encoding is)
+   * @param coder encodes {@code value} now, and decodes it at a later read
+   * @throws IllegalStateException if {@code coder} cannot encode {@code value} (the key's value is
+   *     then unchanged)
+   */
+  public <V> void putSealed(StateKey key, V value, Coder<V> coder) {
+    Objects.requireNonNull(value, "value");
+    Objects.requireNonNull(coder, "coder");
+    if (owner.settings().weighted()) {
+      write(key, value, coder, -1, false);
+      return;
+    }
+    checkKey(key);
+    owner.checkOpen();
+    byte[] encoded;
+    try {
+      encoded = CoderUtils.encodeToByteArray(coder, value);
+    } catch (CoderException | RuntimeException e) {
+      throw new IllegalStateException("cannot encode the value of " + key + " with " + coder, e);
+    }
+    owner.bytesEncoded += encoded.length;
+    meanValueBytes += (encoded.length - meanValueBytes) >> 4;
+    write(key, encoded, coder, encoded.length, true);
   }
 
   /**
@@ -162,7 +202,7 @@ public final class CachedStore {
     if (encodedBytesHint < 0) {
       throw new IllegalArgumentException("encodedBytesHint must be >= 0, was " + encodedBytesHint);
     }
-    write(key, value, coder, encodedBytesHint);
+    write(key, value, coder, encodedBytesHint, false);
   }
 
   /** Deletes {@code key}; see {@link #delete(StateKey)}. */
@@ -172,11 +212,14 @@ public final class CachedStore {
 
   /** Deletes {@code key}: a cached tombstone until the entry is flushed, committed or evicted. */
   public void delete(StateKey key) {
-    write(key, null, null, -1);
+    write(key, null, null, -1, false);
   }
 
-  /** @param encodedBytesHint the caller's estimate of the value's encoded size in bytes, or -1 for none */
-  private void write(StateKey key, Object value, Coder<?> coder, int encodedBytesHint) {
+  /**
+   * @param encodedBytesHint the caller's estimate of the value's encoded size in bytes, or -1 for none
+   * @param encoded whether {@code value} is the value's encoded bytes ({@link #putSealed})
+   */
+  private void write(StateKey key, Object value, Coder<?> coder, int encodedBytesHint, boolean encoded) {
     checkKey(key);
     owner.checkOpen();
     CacheEntry entry = owner.cache.getIfPresent(key);
@@ -197,6 +240,7 @@ public final class CachedStore {
         }
         // Mark it dirty before the put, which may evict it at once (into the deferred map).
         entry = new CacheEntry(key, value, coder, State.DIRTY, mayBeStored, owner.epoch);
+        entry.encoded = encoded;
         if (encodedBytesHint >= 0) {
           entry.encodedBytes = encodedBytesHint; // weighed by the hint, not by the store's mean
         }
@@ -211,6 +255,7 @@ public final class CachedStore {
     // and deferred again, so updating it in place is still right).
     entry.touched = owner.epoch;
     entry.value = value;
+    entry.encoded = encoded;
     if (coder != null) {
       entry.coder = coder;
     }
@@ -432,8 +477,12 @@ public final class CachedStore {
     dirty = new ArrayList<>();
   }
 
+  /** The entry's value encoded: its bytes as they are if it was sealed ({@link #putSealed}), else encoded now. */
   @SuppressWarnings("unchecked")
   private byte[] encode(CacheEntry entry) {
+    if (entry.encoded) {
+      return (byte[]) entry.value; // encoded (and counted) by putSealed
+    }
     try {
       byte[] encoded = CoderUtils.encodeToByteArray((Coder<Object>) entry.coder, entry.value);
       owner.bytesEncoded += encoded.length;
@@ -456,6 +505,14 @@ public final class CachedStore {
   /** The mean encoded size of this store's values, in bytes (see {@link #meanValueBytes}). */
   int meanValueBytes() {
     return meanValueBytes;
+  }
+
+  /** Decodes a sealed entry's bytes and caches the object in their place (same state, same weight). */
+  private <V> V unseal(CacheEntry entry, Coder<V> coder) {
+    V value = decode(entry.key.bytes, (byte[]) entry.value, coder);
+    entry.value = value;
+    entry.encoded = false;
+    return value;
   }
 
   private <V> V decode(byte[] key, byte[] stored, Coder<V> coder) {
@@ -499,7 +556,7 @@ public final class CachedStore {
       }
       Entry<byte[], byte[]> e = source.next();
       CacheEntry cached = owner.cache.policy().getIfPresentQuietly(new StateKey(CachedStore.this, e.getKey()));
-      V value = cached != null && cached.state == State.CLEAN && cached.value != null
+      V value = cached != null && cached.state == State.CLEAN && cached.value != null && !cached.encoded
           ? (V) cached.value
           : decode(e.getKey(), e.getValue(), coder);
       return new Entry<>(e.getKey(), value);

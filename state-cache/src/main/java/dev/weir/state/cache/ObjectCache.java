@@ -42,6 +42,11 @@ import java.util.Objects;
  *       hold (it was loaded absent, written while the filter ruled it out, or its last write-back
  *       was a delete) drops the entry from the cache instead: a cell created and cleared between
  *       two write-backs never costs the store a put or a tombstone, nor a live cell its place.
+ *   <li><b>Sealed write</b> ({@link CachedStore#putSealed}): for a value its writer will not
+ *       change again and does not expect to read soon (a bag's full chunk), encode it at once and
+ *       cache only the bytes, DIRTY as any write: the heap then holds the value at its encoded
+ *       size, and young collections copy one array instead of its objects. Write-backs write those
+ *       bytes as they are; a read decodes them once and caches the object in their place.
  *   <li><b>Flush</b> (and {@link #commit}): walk each store's dirty list, encode every entry still
  *       DIRTY, write them to the byte store in one {@code putAll}/{@code deleteAll}, mark them CLEAN.
  *   <li><b>Eviction</b>: Caffeine's synchronous eviction listener runs inside the removal; a DIRTY

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Randomized model test: long random sequences of get / put / delete / range / prefix / flush /
+ * Randomized model test: long random sequences of get / put / putSealed / delete / range / prefix / flush /
  * commit / evict / reopen against the object cache over each backend, checked after every step
  * against a plain {@link TreeMap} model (and, for reopen, against the model as of the last
  * commit). Cache sizes run from one entry to more than the key space, so that eviction write-back
@@ -162,8 +162,13 @@ class ObjectCacheModelTest {
       } else if (dice < 57) {
         byte[] k = randomKey();
         String v = "v" + step + "x".repeat(random.nextInt(12) * (bound == Bound.BYTES ? 100 : 1));
-        log("put " + s(k) + "=" + v);
-        store.put(k, v, CODER);
+        if (random.nextInt(4) == 0) {
+          log("putSealed " + s(k) + "=" + v);
+          store.putSealed(store.key(k), v, CODER);
+        } else {
+          log("put " + s(k) + "=" + v);
+          store.put(k, v, CODER);
+        }
         model.put(k, v);
       } else if (dice < 69) {
         byte[] k = randomKey();

@@ -126,6 +126,106 @@ class ObjectCacheTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
+  void putSealed_encodesOnce_writesThoseBytesBack_andAReadDecodesThemOnce(Backend backend) throws Exception {
+    CachedStore store = open(backend, 100);
+    StateKey key = store.key(b("full-chunk"));
+    store.putSealed(key, 77L, coder);
+    assertThat(coder.encodes).as("encoded at the put").hasValue(1);
+    assertThat(store.byteStore().get(b("full-chunk"))).as("not written before a write-back").isNull();
+    cache.flush();
+    assertThat(coder.encodes).as("the flush writes the sealed bytes as they are").hasValue(1);
+    assertThat(dec(store.byteStore().get(b("full-chunk")))).isEqualTo(77);
+    Long read = store.get(key, coder);
+    assertThat(read).isEqualTo(77L);
+    assertThat(coder.decodes).hasValue(1);
+    assertThat(store.get(key, coder)).as("the decoded object is cached again").isSameAs(read);
+    assertThat(coder.decodes).hasValue(1);
+    assertThat(cache.stats().hits()).isEqualTo(2);
+    assertThat(cache.stats().misses()).isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void putSealed_thenEvicted_isWrittenWithoutEncodingAgain_andReadBack(Backend backend) {
+    CachedStore store = open(backend, 1);
+    for (long i = 0; i < 100; i++) {
+      store.putSealed(store.key(b("k" + i)), i, coder);
+      cache.safePoint();
+    }
+    assertThat(cache.stats().dirtyWriteBacks()).isGreaterThanOrEqualTo(99);
+    assertThat(coder.encodes).hasValue(100);
+    for (long i = 0; i < 100; i++) {
+      assertThat(store.get(b("k" + i), coder)).as("key k%d", i).isEqualTo(i);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void putSealed_ofACellDeletedBeforeAnyWriteBack_neverReachesTheStore(Backend backend) {
+    CachedStore store = open(backend, 100);
+    StateKey key = store.key(b("chunk"));
+    store.putSealed(key, 1L, coder);
+    store.delete(key);
+    cache.flush();
+    assertThat(cache.stats().elidedDeletes()).isEqualTo(1);
+    assertThat(cache.stats().flushedEntries()).isZero();
+    assertThat(store.byteStore().get(b("chunk"))).isNull();
+    assertThat(store.get(key, coder)).isNull();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void putSealed_overAnObject_andAPutOverASealedValue_takeTheLatestValue(Backend backend) throws Exception {
+    CachedStore store = open(backend, 100);
+    StateKey key = store.key(b("k"));
+    store.put(key, 1L, coder);
+    store.putSealed(key, 2L, coder);
+    assertThat(store.get(key, coder)).isEqualTo(2L);
+    store.putSealed(key, 3L, coder);
+    store.put(key, 4L, coder);
+    cache.flush();
+    assertThat(dec(store.byteStore().get(b("k")))).isEqualTo(4);
+    store.putSealed(key, 5L, coder);
+    cache.flush();
+    assertThat(dec(store.byteStore().get(b("k")))).isEqualTo(5);
+    try (StoreIterator<byte[], Long> it = store.range(b("k"), null, coder)) {
+      assertThat(it.next().getValue()).as("a scan decodes a sealed entry's bytes").isEqualTo(5L);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void bytes_aSealedValue_isWeighedByItsEncodedSize(Backend backend) {
+    StringUtf8Coder strings = StringUtf8Coder.of();
+    CachedStore store = open(backend, ObjectCacheSettings.bounded(1000, 20_000));
+    for (int i = 0; i < 20; i++) {
+      store.putSealed(store.key(b("k" + i)), "z".repeat(5_000) + i, strings);
+      cache.safePoint();
+    }
+    assertThat(cache.stats().entries()).isBetween(1L, 4L);
+    assertThat(cache.stats().estimatedBytes()).isLessThanOrEqualTo(20_000);
+    for (int i = 0; i < 20; i++) {
+      assertThat(store.get(b("k" + i), strings)).isEqualTo("z".repeat(5_000) + i);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void putSealed_coderFailure_failsAtThePut_andLeavesTheValueUnchanged(Backend backend) {
+    CachedStore store = open(backend, 100);
+    StateKey key = store.key(b("k"));
+    store.put(key, 1L, coder);
+    coder.failEncode = true;
+    assertThatThrownBy(() -> store.putSealed(key, 2L, coder))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("cannot encode")
+        .hasMessageContaining("CountingCoder");
+    coder.failEncode = false;
+    assertThat(store.get(key, coder)).isEqualTo(1L);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
   void delete_ofACellCreatedSinceTheLastWriteBack_neverReachesTheStore(Backend backend) {
     CachedStore store = open(backend, 100);
     StateKey key = store.key(b("window-cell"));
