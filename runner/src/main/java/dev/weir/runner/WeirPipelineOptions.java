@@ -79,9 +79,10 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
   @Description("Maximum estimated bytes of the decoded state values the object cache keeps per container, "
       + "at least 1; bounds the cache together with --objectCacheSize (whichever is reached first evicts). "
       + "An entry counts as its encoded size when it was last read from or written back to the backend "
-      + "(never written back: its store's mean; a bag's chunk: its elements' estimated encoded size), "
-      + "plus its key and 128 bytes of bookkeeping, and at least objectCacheBytes/objectCacheSize. "
-      + "Decoded objects usually take 2-4x their encoded size on the heap. "
+      + "(never written back: its store's mean; a bag's chunk still filling: its elements' estimated "
+      + "encoded size), plus its key and 128 bytes of bookkeeping, and at least "
+      + "objectCacheBytes/objectCacheSize. Decoded objects usually take 2-4x their encoded size on the "
+      + "heap; a bag's full chunks are held encoded, at their exact size, until they are read. "
       + "Default: 64 MiB (67108864).")
   @Default.Long(64L << 20)
   long getObjectCacheBytes();

@@ -1,12 +1,13 @@
 package dev.weir.runner.state;
 
+import dev.weir.state.store.ByteKeys;
 import java.util.Arrays;
 import org.apache.beam.sdk.annotations.Internal;
 
 /**
- * Encoded key bytes with their hash computed once, for hash maps keyed by Beam's structural key
- * identity (keys group by their encoding, not by {@code equals}). Immutable by contract: the
- * array is kept by reference.
+ * Encoded key bytes with their hash computed once ({@link ByteKeys#hash}), for hash maps keyed by
+ * Beam's structural key identity (keys group by their encoding, not by {@code equals}). Immutable
+ * by contract: the array is kept by reference.
  */
 @Internal
 public final class ByteKey {
@@ -16,7 +17,7 @@ public final class ByteKey {
   /** Wraps {@code bytes}; the caller must not modify them afterwards. */
   public ByteKey(byte[] bytes) {
     this.bytes = bytes;
-    this.hash = Arrays.hashCode(bytes);
+    this.hash = ByteKeys.hash(bytes);
   }
 
   /** The encoded key; do not modify. */

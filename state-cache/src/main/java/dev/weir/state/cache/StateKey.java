@@ -1,5 +1,6 @@
 package dev.weir.state.cache;
 
+import dev.weir.state.store.ByteKeys;
 import java.util.Arrays;
 
 /**
@@ -18,7 +19,7 @@ public final class StateKey {
   StateKey(CachedStore store, byte[] bytes) {
     this.store = store;
     this.bytes = bytes;
-    this.hash = 31 * System.identityHashCode(store) + Arrays.hashCode(bytes);
+    this.hash = 31 * System.identityHashCode(store) + ByteKeys.hash(bytes);
   }
 
   /** The encoded key; do not modify. */
