@@ -28,7 +28,6 @@ import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.util.SerializableUtils;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
@@ -127,6 +126,8 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   private record Waiting<T>(byte[] keyBytes, byte[] key, WindowedValue<T> item, long timestampMs) {}
 
   private final ProcessElements<InputT, OutputT, RestrictionT, ?, ?> transform;
+  /** The user's SDF, a copy per task (shared by the tasks of the transform). */
+  private final SerializedCopies<DoFn<InputT, OutputT>> fn;
   private final Coder<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> inputCoder;
   private final Map<TupleTag<?>, Coder<?>> outputCoders;
   private final WindowingStrategy<?, ?> windowingStrategy;
@@ -155,7 +156,9 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
   /**
    * Describes the operator; nothing is instantiated until {@link #open}.
    *
-   * @param transform the primitive, whose DoFn (the user's SDF) is cloned per task
+   * @param transform the primitive
+   * @param fn copies of the primitive's DoFn (the user's SDF), one per task, from one serialized form
+   *     per transform (the translator's)
    * @param inputCoder the coder of the key work items (for runners-core's runner)
    * @param outputCoders the coder of each output
    * @param windowingStrategy the windowing of the SDF's input elements (and of its outputs)
@@ -163,9 +166,10 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
    * @param maxCallDuration wall time of one call before it checkpoints
    */
   public SplittableProcessOperator(ProcessElements<InputT, OutputT, RestrictionT, ?, ?> transform,
-      Coder<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> inputCoder, Map<TupleTag<?>, Coder<?>> outputCoders,
+      SerializedCopies<DoFn<InputT, OutputT>> fn, Coder<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> inputCoder, Map<TupleTag<?>, Coder<?>> outputCoders,
       WindowingStrategy<?, ?> windowingStrategy, int maxOutputsPerCall, Duration maxCallDuration) {
     this.transform = transform;
+    this.fn = fn;
     this.inputCoder = inputCoder;
     this.outputCoders = outputCoders;
     this.windowingStrategy = windowingStrategy;
@@ -199,7 +203,7 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
       pushback.restore(context.restored());
     }
     ProcessFn<InputT, OutputT, RestrictionT, ?, ?> processFn =
-        lifecycle.setUp(transform.newProcessFn(SerializableUtils.clone(transform.getFn())), context.options());
+        lifecycle.setUp(transform.newProcessFn(fn.newCopy()), context.options());
     processFn.setStateInternalsFactory(key -> keys.current().state());
     processFn.setTimerInternalsFactory(key -> timers);
     processFn.setSideInputReader(reader);

@@ -1,5 +1,6 @@
 package dev.weir.runner.translation;
 
+import dev.weir.runner.operators.SerializedCopies;
 import dev.weir.runner.operators.SplittableProcessOperator;
 import java.util.HashMap;
 import java.util.Map;
@@ -59,8 +60,9 @@ final class SplittableProcessTranslator implements TransformTranslator {
     int maxOutputs = context.settings().maxBundleSize();
     org.joda.time.Duration maxDuration = org.joda.time.Duration.millis(context.settings().maxBundleTimeMs());
     TranslationContext.Cut cut = context.cutShuffle(keyed.from(), keyed.keyCoder(), keyed.node());
+    SerializedCopies fn = new SerializedCopies<>(process.getFn()); // one serialized form for all tasks
     NodeSpec spec = cut.enter(node.getFullName(), "SplittableProcess", () -> new SplittableProcessOperator(transform,
-        inputCoder, outputCoders, elementWindowing, maxOutputs, maxDuration));
+        fn, inputCoder, outputCoders, elementWindowing, maxOutputs, maxDuration));
     context.broadcastViews(node, cut.stage(), spec, process.getSideInputs());
     context.registerOutputs(node, cut.stage(), spec);
   }
