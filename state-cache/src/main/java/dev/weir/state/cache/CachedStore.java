@@ -171,13 +171,7 @@ public final class CachedStore {
     }
     checkKey(key);
     owner.checkOpen();
-    byte[] encoded;
-    try {
-      encoded = CoderUtils.encodeToByteArray(coder, value);
-    } catch (CoderException | RuntimeException e) {
-      throw new IllegalStateException("cannot encode the value of " + key + " with " + coder, e);
-    }
-    owner.bytesEncoded += encoded.length;
+    byte[] encoded = encode(key, value, coder);
     meanValueBytes += (encoded.length - meanValueBytes) >> 4;
     write(key, encoded, coder, encoded.length, true);
   }
@@ -478,18 +472,24 @@ public final class CachedStore {
   }
 
   /** The entry's value encoded: its bytes as they are if it was sealed ({@link #putSealed}), else encoded now. */
-  @SuppressWarnings("unchecked")
   private byte[] encode(CacheEntry entry) {
     if (entry.encoded) {
       return (byte[]) entry.value; // encoded (and counted) by putSealed
     }
+    byte[] encoded = encode(entry.key, entry.value, entry.coder);
+    sawValueBytes(entry, encoded.length);
+    return encoded;
+  }
+
+  /** Encodes {@code value} of {@code key}, counting the bytes; a coder's failure names the key and coder. */
+  @SuppressWarnings("unchecked")
+  private byte[] encode(StateKey key, Object value, Coder<?> coder) {
     try {
-      byte[] encoded = CoderUtils.encodeToByteArray((Coder<Object>) entry.coder, entry.value);
+      byte[] encoded = CoderUtils.encodeToByteArray((Coder<Object>) coder, value);
       owner.bytesEncoded += encoded.length;
-      sawValueBytes(entry, encoded.length);
       return encoded;
     } catch (CoderException | RuntimeException e) {
-      throw new IllegalStateException("cannot encode the value of " + entry.key + " with " + entry.coder, e);
+      throw new IllegalStateException("cannot encode the value of " + key + " with " + coder, e);
     }
   }
 
