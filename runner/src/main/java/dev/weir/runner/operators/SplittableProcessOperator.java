@@ -166,8 +166,9 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
    * @param maxCallDuration wall time of one call before it checkpoints
    */
   public SplittableProcessOperator(ProcessElements<InputT, OutputT, RestrictionT, ?, ?> transform,
-      SerializedCopies<DoFn<InputT, OutputT>> fn, Coder<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> inputCoder, Map<TupleTag<?>, Coder<?>> outputCoders,
-      WindowingStrategy<?, ?> windowingStrategy, int maxOutputsPerCall, Duration maxCallDuration) {
+      SerializedCopies<DoFn<InputT, OutputT>> fn, Coder<KeyedWorkItem<byte[], KV<InputT, RestrictionT>>> inputCoder,
+      Map<TupleTag<?>, Coder<?>> outputCoders, WindowingStrategy<?, ?> windowingStrategy, int maxOutputsPerCall,
+      Duration maxCallDuration) {
     this.transform = transform;
     this.fn = fn;
     this.inputCoder = inputCoder;
