@@ -172,7 +172,7 @@ public final class CachedStore {
     checkKey(key);
     owner.checkOpen();
     byte[] encoded = encode(key, value, coder);
-    meanValueBytes += (encoded.length - meanValueBytes) >> 4;
+    sawSize(encoded.length);
     write(key, encoded, coder, encoded.length, true);
   }
 
@@ -496,10 +496,15 @@ public final class CachedStore {
   /** Records that {@code entry}'s value is {@code size} bytes encoded (decoded or encoded just now). */
   private void sawValueBytes(CacheEntry entry, int size) {
     entry.encodedBytes = size;
-    meanValueBytes += (size - meanValueBytes) >> 4;
+    sawSize(size);
     if (owner.byteBounded) {
       owner.resized(entry);
     }
+  }
+
+  /** Moves this store's running mean value size ({@link #meanValueBytes}) 1/16 toward {@code size} bytes. */
+  private void sawSize(int size) {
+    meanValueBytes += (size - meanValueBytes) >> 4;
   }
 
   /** The mean encoded size of this store's values, in bytes (see {@link #meanValueBytes}). */
