@@ -161,8 +161,10 @@ public final class HtmlReport {
       warmup.fields().forEachRemaining(e -> w.append(w.length() == 0 ? "" : ", ").append(e.getKey())
           .append(' ').append(String.format(Locale.ROOT, "%,d", e.getValue().asLong())));
       long sec = settings.path("warmupSeconds").asLong(0);
+      long maxSec = settings.path("warmupMaxSeconds").asLong(0);
       page.text(" · warm-up pass before each measured run: " + w + " events"
-          + (sec > 0 ? ", then more passes until the warm-up took " + sec + " s" : ""));
+          + (sec > 0 ? ", then more passes until the warm-up took " + sec + " s" : "")
+          + (maxSec > sec ? ", then more while the JIT compilers were busy, up to " + maxSec + " s" : ""));
     }
     if (settings.has("parallelism")) {
       page.text(" · parallelism " + settings.get("parallelism").asText());

@@ -159,6 +159,9 @@ public final class ChildRun {
     if (spec.warmupEvents() > 0 && spec.warmupSeconds() > 0) {
       o.put("warmupSeconds", String.valueOf(spec.warmupSeconds()));
     }
+    if (spec.warmupEvents() > 0 && spec.warmupMaxSeconds() > spec.warmupSeconds()) {
+      o.put("warmupMaxSeconds", String.valueOf(spec.warmupMaxSeconds()));
+    }
     o.putAll(spec.sweep());
     for (String arg : passthrough) {
       String a = arg.startsWith("--") ? arg.substring(2) : arg;
@@ -423,6 +426,13 @@ public final class ChildRun {
     }
     r.warmupPasses = h.path("warmupPasses").isNumber() ? h.path("warmupPasses").asInt() : null;
     r.warmupSec = positiveOrNull(h.path("warmupSec"));
+    JsonNode passes = h.path("warmupPassStats");
+    if (passes.isArray() && passes.size() > 0) {
+      JsonNode last = passes.get(passes.size() - 1);
+      double compile = last.path("compileSeconds").asDouble(-1);
+      double sec = last.path("seconds").asDouble(0);
+      r.warmupCompileShare = compile >= 0 && sec > 0 ? compile / sec : null;
+    }
     r.peakRssBytes = h.path("peakRssBytes").asLong(-1) > 0 ? h.path("peakRssBytes").asLong() : null;
     r.peakRssScope = h.hasNonNull("peakRssScope") ? h.get("peakRssScope").asText() : null;
     r.warmupPeakRssBytes = h.path("warmupPeakRssBytes").asLong(-1) > 0 ? h.path("warmupPeakRssBytes").asLong() : null;

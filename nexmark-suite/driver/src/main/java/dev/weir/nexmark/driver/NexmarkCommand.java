@@ -118,6 +118,14 @@ public final class NexmarkCommand implements Callable<Integer> {
           + "Default: ${DEFAULT-VALUE}.")
   long warmupSeconds;
 
+  @Option(names = "--warmup-max-seconds", defaultValue = "0",
+      description = "Most wall time of each run's warm-up, seconds, for every runner alike: past "
+          + "--warmup-seconds, the same JVM runs more passes of about 4 s while HotSpot's compilers were "
+          + "busy for more than a fifth of the last pass (at most 10 passes in all), until they took "
+          + "this long together; 0 (or at most --warmup-seconds) = no such passes. Each run records "
+          + "its last warm-up pass's compile share. Default: ${DEFAULT-VALUE}.")
+  long warmupMaxSeconds;
+
   @Option(names = "--repeat", defaultValue = "1",
       description = "Runs per point; the summary uses the median. Default: ${DEFAULT-VALUE}.")
   int repeat;
@@ -186,6 +194,10 @@ public final class NexmarkCommand implements Callable<Integer> {
       throw new IllegalArgumentException("--warmup-seconds " + warmupSeconds + " is not a duration; "
           + "allowed: a whole number of seconds >= 0 (0 = one warm-up pass of --warmup-events)");
     }
+    if (warmupMaxSeconds < 0) {
+      throw new IllegalArgumentException("--warmup-max-seconds " + warmupMaxSeconds + " is not a duration; "
+          + "allowed: a whole number of seconds >= 0 (0 = no passes past --warmup-seconds)");
+    }
     if (repeat < 1) {
       throw new IllegalArgumentException("--repeat must be at least 1");
     }
@@ -206,7 +218,7 @@ public final class NexmarkCommand implements Callable<Integer> {
             for (RunnerKind r : rs) {
               if (r.supports(q)) {
                 plan.add(new RunSpec(r, q, mode, counts.forRunner(r), combo, rep, warm.forRunner(r),
-                    warmupSeconds));
+                    warmupSeconds, warmupMaxSeconds));
               }
             }
           }
@@ -285,6 +297,7 @@ public final class NexmarkCommand implements Callable<Integer> {
     EventCounts warm = EventCounts.parseWarmup(warmupEvents);
     doc.settings.put("warmupEventsPerRunner", warm.asMap(kinds));
     doc.settings.put("warmupSeconds", warmupSeconds);
+    doc.settings.put("warmupMaxSeconds", warmupMaxSeconds);
     doc.settings.put("repeat", repeat);
     doc.settings.put("timeoutPerRunSec", timeoutPerRun);
     doc.settings.put("parallelism", parallelism);
@@ -432,6 +445,8 @@ public final class NexmarkCommand implements Callable<Integer> {
   /** E.g. "direct 10,000, weir 300,000 events, then more passes until the warm-up took 10 s". */
   private String warmupDescription(EventCounts warm, List<RunnerKind> kinds) {
     return warm.describe(kinds) + (warmupSeconds > 0
-        ? ", then more passes until the warm-up took " + warmupSeconds + " s" : "");
+        ? ", then more passes until the warm-up took " + warmupSeconds + " s" : "")
+        + (warmupMaxSeconds > warmupSeconds
+        ? ", then more while the JIT compilers were busy, up to " + warmupMaxSeconds + " s" : "");
   }
 }

@@ -13,7 +13,7 @@ import java.util.Map;
  * One run's numbers. Units: events and results per second, seconds (runtime, wall, CPU),
  * bytes (peak RSS), milliseconds (GC time). Missing measurements are null.
  */
-@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec", "repeat", "sweep", "status",
+@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec", "warmupCompileShare", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "wallSec",
     "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "peakRssScope", "warmupPeakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
@@ -37,6 +37,12 @@ public final class RunRecord {
   public Integer warmupPasses;
   /** Wall time of all warm-up passes together, seconds; null when the child reported none. */
   public Double warmupSec;
+  /**
+   * The last warm-up pass's JIT compilation time over its wall time (all compiler threads; 0.5 =
+   * the compilers kept half a core busy): how settled the code was when the measured pass began.
+   * Null when the child reported none.
+   */
+  public Double warmupCompileShare;
   public int repeat;
   public Map<String, String> sweep = new LinkedHashMap<>();
   /** ok, failed or timeout. */

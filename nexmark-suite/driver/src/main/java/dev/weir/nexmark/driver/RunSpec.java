@@ -8,11 +8,14 @@ import java.util.Map;
  * One planned run. {@code events} is Nexmark's numEvents; {@code sweep} maps option names to the
  * values of this run (empty without --sweep); {@code repeat} counts from 1; {@code warmupEvents}
  * is the event count of the first warm-up pass the child JVM runs before the measured one (0 =
- * none), and {@code warmupSeconds} the least wall time of all its warm-up passes together (more
- * passes run until it is reached; the harness's {@code WarmupPass}).
+ * none), {@code warmupSeconds} the least wall time of all its warm-up passes together (more
+ * passes run until it is reached; the harness's {@code WarmupPass}), and {@code warmupMaxSeconds}
+ * the most they may take while more passes wait for the JIT compilers to settle (at or below
+ * {@code warmupSeconds}: no such passes).
  */
 public record RunSpec(RunnerKind runner, int query, String mode, long events,
-                      Map<String, String> sweep, int repeat, long warmupEvents, long warmupSeconds) {
+                      Map<String, String> sweep, int repeat, long warmupEvents, long warmupSeconds,
+                      long warmupMaxSeconds) {
   public RunSpec {
     sweep = Map.copyOf(sweep);
     if (warmupEvents < 0) {
@@ -21,6 +24,15 @@ public record RunSpec(RunnerKind runner, int query, String mode, long events,
     if (warmupSeconds < 0) {
       throw new IllegalArgumentException("warmupSeconds must be >= 0, not " + warmupSeconds);
     }
+    if (warmupMaxSeconds < 0) {
+      throw new IllegalArgumentException("warmupMaxSeconds must be >= 0, not " + warmupMaxSeconds);
+    }
+  }
+
+  /** A run whose warm-up does not wait for the compilers to settle. */
+  public RunSpec(RunnerKind runner, int query, String mode, long events, Map<String, String> sweep, int repeat,
+      long warmupEvents, long warmupSeconds) {
+    this(runner, query, mode, events, sweep, repeat, warmupEvents, warmupSeconds, 0);
   }
 
   /** A run without a warm-up pass. */

@@ -58,6 +58,7 @@ class NexmarkSmokeIT {
         assertThat(run.get("warmupEvents").asLong()).isGreaterThanOrEqualTo(2000L);
         assertThat(run.get("warmupPasses").asInt()).isBetween(1, 4);
         assertThat(run.get("warmupSec").asDouble()).isPositive();
+        assertThat(run.get("warmupCompileShare").asDouble()).as("the last pass's JIT share").isNotNegative();
         assertThat(run.get("warmupCpuSeconds").asDouble()).isPositive();
         assertThat(Path.of(run.get("runDir").asText()).resolve("perf-warmup.json")).exists();
         assertThat(run.get("peakRssBytes").asLong()).isPositive();

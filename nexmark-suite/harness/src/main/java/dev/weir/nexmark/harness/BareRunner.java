@@ -34,10 +34,12 @@ import org.apache.beam.sdk.values.TimestampedValue;
 
 /**
  * Runner-less limit for Nexmark Q0-Q2. Arguments: {@code --query=0|1|2 --numEvents=N
- * [--threads=T] [--warmupEvents=W [--warmupSeconds=S]] [--work=pipeline|query] [--perfFilename=F]}.
+ * [--threads=T] [--warmupEvents=W [--warmupSeconds=S] [--warmupMaxSeconds=M]] [--work=pipeline|query]
+ * [--perfFilename=F]}.
  * Reports events per second (events generated and processed / wall seconds of the measured pass)
  * and the number of results; with {@code --warmupEvents=W} (W > 0; default 0) warm-up passes of at
- * least W events and S seconds in all run first, as the harness runs them for every runner
+ * least W events and S seconds in all (then, up to M seconds, until the JIT compilers settle) run
+ * first, as the harness runs them for every runner
  * ({@link WarmupPass}), and CPU, GC and peak-RSS figures
  * cover the measured pass. {@code --work=pipeline} (the default) reads the events through
  * Nexmark's source reader ({@link #work}) and does per element what Nexmark's pipeline does around
@@ -59,9 +61,11 @@ public final class BareRunner {
         opts.getOrDefault("threads", String.valueOf(Runtime.getRuntime().availableProcessors())));
     long warmupEvents;
     long warmupSeconds;
+    long warmupMaxSeconds;
     try {
       warmupEvents = WarmupPass.parseEvents(opts.getOrDefault("warmupEvents", "0"));
       warmupSeconds = WarmupPass.parseSeconds(opts.getOrDefault("warmupSeconds", "0"));
+      warmupMaxSeconds = WarmupPass.parseMaxSeconds(opts.getOrDefault("warmupMaxSeconds", "0"));
     } catch (IllegalArgumentException e) {
       System.err.println("ERROR BareRunner: " + e.getMessage());
       ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, e.getMessage());
@@ -85,9 +89,9 @@ public final class BareRunner {
     }
     NexmarkConfiguration config = NexmarkConfiguration.DEFAULT.copy();
     config.numEvents = numEvents;
-    WarmupPass.Done warmup = new WarmupPass.Done(0, 0, 0);
+    WarmupPass.Done warmup = WarmupPass.Done.NONE;
     if (warmupEvents > 0) {
-      warmup = WarmupPass.runPasses(warmupEvents, warmupSeconds, (pass, events) -> {
+      warmup = WarmupPass.runPasses(warmupEvents, warmupSeconds, warmupMaxSeconds, (pass, events) -> {
         NexmarkConfiguration warm = config.copy();
         warm.numEvents = events;
         run(warm, query, threads, pipeline);
@@ -123,6 +127,7 @@ public final class BareRunner {
     extra.put("warmupEvents", warmup.events());
     extra.put("warmupPasses", warmup.passes());
     extra.put("warmupSec", warmup.seconds());
+    extra.put("warmupPassStats", warmup.describe());
     extra.put("bareWork", work);
     ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, null, extra);
     System.exit(0);

@@ -1,18 +1,23 @@
 // Role: the harness's warm-up: splits the child's arguments into those of warm-up runs of the same
 // query (fewer events, their own perf files, state directories and Kafka topics) and those of the
 // measured run, and decides how many warm-up passes to run (at least N events and at least S
-// seconds), so that JIT compilation and class loading happen before the measured interval, for
-// every runner alike (the bare limit does the same in BareRunner).
+// seconds, then more until HotSpot's compilers have settled, up to M seconds), so that JIT
+// compilation and class loading happen before the measured interval, for every runner alike (the
+// bare limit does the same in BareRunner).
 // Threading: immutable; built and used on the harness's main thread.
 package dev.weir.nexmark.harness;
 
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The warm-up passes and the measured pass of one benchmark child JVM. The harness's own options
- * {@code --warmupEvents=N} (N >= 0, 0 = no warm-up) and {@code --warmupSeconds=S} (S >= 0, default
- * 0) are removed from both argument lists.
+ * {@code --warmupEvents=N} (N >= 0, 0 = no warm-up), {@code --warmupSeconds=S} (S >= 0, default 0)
+ * and {@code --warmupMaxSeconds=M} (M >= 0, default 0) are removed from both argument lists.
  *
  * <p>The first warm-up pass runs N events. While the passes so far took less than S seconds of
  * wall time in all, another pass runs, sized from the last pass's rate to fill the rest (at least
@@ -24,18 +29,36 @@ import java.util.List;
  * slower runner's warm-up over the same events already lasts long enough (Flink's passes took 9-40
  * s). See runner/BENCHMARKS.md, issue 14, session 14.
  *
+ * <p>Settling: with M > S, the warm-up goes on after the floor while the last pass kept the
+ * compilers busy for more than {@value #SETTLED_COMPILE_SHARE} of its wall time (compilation time
+ * of all compiler threads, from {@link CompilationMXBean}), with passes of about
+ * {@value #SETTLING_PASS_SECONDS} s, until one pass is settled, the passes took M seconds in all, or
+ * {@value #MAX_PASSES} + {@value #MAX_SETTLING_PASSES} passes ran. Why: a fixed floor is too short for a fast runner
+ * on a query with a large hot path (runners-core's merging windows, triggers) and longer than needed
+ * elsewhere; the compilers' own account says when a pass ran compiled code, which is what steady
+ * state means here (JMH's warm-up iterations serve the same end). See runner/BENCHMARKS.md, issue
+ * 14, session 19.
+ *
  * <p>Every warm-up pass gets {@code --numEvents} of its own and, so that nothing it leaves behind
  * is read by a later pass, its own copy of every per-run location: {@code --perfFilename},
  * {@code --stateDirectory} (Weir), {@code --stateBackendStoragePath} (Flink) and the
  * {@code weir.kafka.topic.prefix} entry of {@code --samzaConfigOverride} (weir-samza) each get the
  * suffix {@value #SUFFIX} (pass 1) or {@value #SUFFIX}{@code -k} (pass k >= 2). The measured pass
  * gets the arguments unchanged.
+ *
+ * @param events the first pass's events (N)
+ * @param minSeconds the least wall time of all passes together (S), s
+ * @param maxSeconds the most wall time of all passes together while the compilers settle (M), s;
+ *     at or below {@code minSeconds}: no settling passes
+ * @param measuredArgs the measured pass's arguments
  */
-public record WarmupPass(long events, long minSeconds, String[] measuredArgs) {
+public record WarmupPass(long events, long minSeconds, long maxSeconds, String[] measuredArgs) {
   /** The harness's option naming the warm-up pass's event count. */
   public static final String OPTION = "--warmupEvents=";
   /** The harness's option naming the least wall time of all warm-up passes together, seconds. */
   public static final String SECONDS_OPTION = "--warmupSeconds=";
+  /** The harness's option naming the most wall time of all warm-up passes while the compilers settle, s. */
+  public static final String MAX_SECONDS_OPTION = "--warmupMaxSeconds=";
   /** Appended to the first warm-up pass's perf file, state directories and topic prefix. */
   public static final String SUFFIX = "-warmup";
   /** At most this many warm-up passes, however short they were. */
@@ -44,6 +67,15 @@ public record WarmupPass(long events, long minSeconds, String[] measuredArgs) {
   public static final long MIN_PASS_EVENTS = 1_000;
   /** A pass after the first runs at most this many times the first pass's events. */
   public static final long MAX_PASS_GROWTH = 20;
+  /**
+   * A pass whose compilers worked for at most this share of its wall time is settled (with two
+   * compiler threads on two cores: a tenth of the machine).
+   */
+  public static final double SETTLED_COMPILE_SHARE = 0.20;
+  /** The wall time a settling pass is sized for, from the last pass's rate, s. */
+  public static final double SETTLING_PASS_SECONDS = 4.0;
+  /** Settling passes end when all passes together reach {@value #MAX_PASSES} plus this many. */
+  public static final int MAX_SETTLING_PASSES = 6;
 
   /** One warm-up pass: runs the query over {@code events} events; {@code pass} counts from 1. */
   @FunctionalInterface
@@ -51,8 +83,42 @@ public record WarmupPass(long events, long minSeconds, String[] measuredArgs) {
     void run(int pass, long events) throws Exception;
   }
 
-  /** What the warm-up passes ran: how many, their events in all, their wall time in all (s). */
-  public record Done(int passes, long events, double seconds) {}
+  /**
+   * One warm-up pass as run.
+   *
+   * @param events the pass's events
+   * @param seconds its wall time, s
+   * @param compileSeconds time the JIT compilers spent during it, summed over compiler threads, s
+   *     (-1 when the JVM does not report it)
+   */
+  public record PassStats(long events, double seconds, double compileSeconds) {
+    /** Compilation time over wall time (may exceed 1 with several compiler threads); -1 if unknown. */
+    public double compileShare() {
+      return compileSeconds < 0 ? -1 : compileSeconds / Math.max(seconds, 1e-3);
+    }
+  }
+
+  /**
+   * What the warm-up passes ran: how many, their events in all, their wall time in all (s), and
+   * each pass.
+   */
+  public record Done(int passes, long events, double seconds, List<PassStats> each) {
+    /** No warm-up. */
+    public static final Done NONE = new Done(0, 0, 0, List.of());
+
+    /** Per pass: events, seconds and compile share, for the process facts. */
+    public List<Map<String, Object>> describe() {
+      List<Map<String, Object>> out = new ArrayList<>();
+      for (PassStats p : each) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("events", p.events());
+        m.put("seconds", p.seconds());
+        m.put("compileSeconds", p.compileSeconds());
+        out.add(m);
+      }
+      return out;
+    }
+  }
 
   /**
    * Splits {@code args}.
@@ -62,17 +128,20 @@ public record WarmupPass(long events, long minSeconds, String[] measuredArgs) {
   public static WarmupPass of(String[] args) {
     long events = 0;
     long minSeconds = 0;
+    long maxSeconds = 0;
     List<String> measured = new ArrayList<>();
     for (String a : args) {
       if (a.startsWith(OPTION)) {
         events = parseEvents(a.substring(OPTION.length()));
       } else if (a.startsWith(SECONDS_OPTION)) {
         minSeconds = parseSeconds(a.substring(SECONDS_OPTION.length()));
+      } else if (a.startsWith(MAX_SECONDS_OPTION)) {
+        maxSeconds = parseMaxSeconds(a.substring(MAX_SECONDS_OPTION.length()));
       } else {
         measured.add(a);
       }
     }
-    return new WarmupPass(events, minSeconds, measured.toArray(new String[0]));
+    return new WarmupPass(events, minSeconds, maxSeconds, measured.toArray(new String[0]));
   }
 
   /** The first warm-up pass's arguments (over {@link #events()} events); empty without a warm-up. */
@@ -96,52 +165,72 @@ public record WarmupPass(long events, long minSeconds, String[] measuredArgs) {
    * @throws Exception whatever a pass throws; no later pass runs
    */
   public Done run(Pass pass) throws Exception {
-    return runPasses(events, minSeconds, pass);
+    return runPasses(events, minSeconds, maxSeconds, pass);
   }
 
   /**
    * Runs warm-up passes: the first over {@code events} events, then more while they took less than
-   * {@code minSeconds} of wall time in all ({@link #nextPassEvents}).
+   * {@code minSeconds} of wall time in all, then more while the compilers have not settled and
+   * they took less than {@code maxSeconds} ({@link #nextPassEvents}).
    *
    * @throws Exception whatever a pass throws; no later pass runs
    */
-  public static Done runPasses(long events, long minSeconds, Pass pass) throws Exception {
-    int passes = 0;
+  public static Done runPasses(long events, long minSeconds, long maxSeconds, Pass pass) throws Exception {
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
+    List<PassStats> each = new ArrayList<>();
     long total = 0;
     double spentSec = 0;
     long next = events;
     while (next > 0) {
+      long compileMs = timed ? jit.getTotalCompilationTime() : 0;
       long startNs = System.nanoTime();
-      pass.run(passes + 1, next);
+      pass.run(each.size() + 1, next);
       double sec = (System.nanoTime() - startNs) / 1e9;
-      passes++;
+      double compileSec = timed ? (jit.getTotalCompilationTime() - compileMs) / 1e3 : -1;
+      PassStats done = new PassStats(next, sec, compileSec);
+      each.add(done);
       total += next;
       spentSec += sec;
-      next = nextPassEvents(events, minSeconds, passes, next, sec, spentSec);
+      next = nextPassEvents(events, minSeconds, maxSeconds, each.size(), done, spentSec);
     }
-    return new Done(passes, total, spentSec);
+    return new Done(each.size(), total, spentSec, List.copyOf(each));
   }
 
   /**
-   * The events of the next warm-up pass, or 0 when the warm-up is done: done once the passes took
-   * {@code minSeconds} in all or {@value #MAX_PASSES} passes ran; else the last pass's rate times
-   * the seconds still missing, between {@value #MIN_PASS_EVENTS} and {@value #MAX_PASS_GROWTH} times
-   * {@code firstEvents}. The last pass's rate includes its pipeline's start-up, so it is low, and a
-   * pass sized from it tends to end early; the next pass corrects that.
+   * The events of the next warm-up pass, or 0 when the warm-up is done.
+   *
+   * <ul>
+   *   <li>Below {@code minSeconds} in all, with fewer than {@value #MAX_PASSES} passes: the last
+   *       pass's rate times the seconds still missing, between {@value #MIN_PASS_EVENTS} and
+   *       {@value #MAX_PASS_GROWTH} times {@code firstEvents}. The last pass's rate includes its
+   *       pipeline's start-up, so it is low, and a pass sized from it tends to end early; the next
+   *       pass corrects that.
+   *   <li>Else, while the last pass's compile share is above {@value #SETTLED_COMPILE_SHARE}, the
+   *       passes took less than {@code maxSeconds}, and fewer than {@value #MAX_SETTLING_PASSES}
+   *       settling passes ran: a pass of {@value #SETTLING_PASS_SECONDS} s at the last rate (or the
+   *       seconds left, if fewer), within the same bounds.
+   *   <li>Else 0.
+   * </ul>
    *
    * @param firstEvents the first pass's events (the {@code --warmupEvents} value)
    * @param passesDone passes run so far (>= 1)
-   * @param lastEvents the last pass's events
-   * @param lastSec the last pass's wall time, s
+   * @param last the last pass
    * @param spentSec all passes' wall time so far, s
    */
-  static long nextPassEvents(long firstEvents, long minSeconds, int passesDone, long lastEvents,
-      double lastSec, double spentSec) {
-    if (passesDone >= MAX_PASSES || spentSec >= minSeconds) {
+  static long nextPassEvents(long firstEvents, long minSeconds, long maxSeconds, int passesDone,
+      PassStats last, double spentSec) {
+    double eventsPerSec = last.events() / Math.max(last.seconds(), 1e-3);
+    double wantedSec;
+    if (spentSec < minSeconds && passesDone < MAX_PASSES) {
+      wantedSec = minSeconds - spentSec;
+    } else if (spentSec < maxSeconds && last.compileShare() > SETTLED_COMPILE_SHARE
+        && passesDone < MAX_PASSES + MAX_SETTLING_PASSES) {
+      wantedSec = Math.min(SETTLING_PASS_SECONDS, maxSeconds - spentSec);
+    } else {
       return 0;
     }
-    double eventsPerSec = lastEvents / Math.max(lastSec, 1e-3);
-    double wanted = Math.ceil(eventsPerSec * (minSeconds - spentSec));
+    double wanted = Math.ceil(eventsPerSec * wantedSec);
     return (long) Math.max(MIN_PASS_EVENTS, Math.min(wanted, (double) firstEvents * MAX_PASS_GROWTH));
   }
 
@@ -163,6 +252,16 @@ public record WarmupPass(long events, long minSeconds, String[] measuredArgs) {
   static long parseSeconds(String v) {
     return nonNegative(v, SECONDS_OPTION + v + " is not a warm-up duration; allowed: a whole number of "
         + "seconds >= 0 (0 = the first pass only)");
+  }
+
+  /**
+   * Parses the most warm-up duration while the compilers settle.
+   *
+   * @throws IllegalArgumentException naming the option when {@code v} is not a whole number >= 0
+   */
+  static long parseMaxSeconds(String v) {
+    return nonNegative(v, MAX_SECONDS_OPTION + v + " is not a warm-up duration; allowed: a whole number of "
+        + "seconds >= 0 (at most --warmupSeconds: no passes after the floor's)");
   }
 
   private static long nonNegative(String v, String error) {

@@ -76,17 +76,55 @@ class WarmupPassTest {
     assertThat(done.events()).isEqualTo(passes.stream().mapToLong(Long::longValue).sum());
   }
 
+  private static WarmupPass.PassStats pass(long events, double seconds, double compileSeconds) {
+    return new WarmupPass.PassStats(events, seconds, compileSeconds);
+  }
+
   @Test
   void theNextPassFillsTheMissingSecondsAtTheLastRateWithinBounds() {
     // 300,000 events in 3 s, 10 s wanted: 7 s more at 100,000 events/s.
-    assertThat(WarmupPass.nextPassEvents(300_000, 10, 1, 300_000, 3.0, 3.0)).isEqualTo(700_000);
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 0, 1, pass(300_000, 3.0, 1.0), 3.0)).isEqualTo(700_000);
     // Long enough already, or out of passes: done.
-    assertThat(WarmupPass.nextPassEvents(300_000, 10, 1, 300_000, 12.0, 12.0)).isZero();
-    assertThat(WarmupPass.nextPassEvents(300_000, 10, WarmupPass.MAX_PASSES, 1_000, 0.1, 1.0)).isZero();
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 0, 1, pass(300_000, 12.0, 1.0), 12.0)).isZero();
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 0, WarmupPass.MAX_PASSES, pass(1_000, 0.1, 0), 1.0)).isZero();
     // Bounded above by a multiple of the first pass, below by a least pass.
-    assertThat(WarmupPass.nextPassEvents(1_000, 100, 1, 1_000, 0.001, 0.001))
+    assertThat(WarmupPass.nextPassEvents(1_000, 100, 0, 1, pass(1_000, 0.001, 0), 0.001))
         .isEqualTo(1_000 * WarmupPass.MAX_PASS_GROWTH);
-    assertThat(WarmupPass.nextPassEvents(1_000, 10, 1, 10, 9.99, 9.99)).isEqualTo(WarmupPass.MIN_PASS_EVENTS);
+    assertThat(WarmupPass.nextPassEvents(1_000, 10, 0, 1, pass(10, 9.99, 0), 9.99)).isEqualTo(WarmupPass.MIN_PASS_EVENTS);
+  }
+
+  @Test
+  void afterTheFloorPassesGoOnWhileTheCompilersAreBusyUpToTheMostSeconds() {
+    double busy = WarmupPass.SETTLED_COMPILE_SHARE + 0.2;
+    double settled = WarmupPass.SETTLED_COMPILE_SHARE / 2;
+    // 12 s spent (past the 10-s floor), the last 4-s pass compiled 30% of the time: a 4-s pass more.
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, 2, pass(400_000, 4.0, 4.0 * busy), 12.0))
+        .isEqualTo((long) (100_000 * WarmupPass.SETTLING_PASS_SECONDS));
+    // Settled: done.
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, 2, pass(400_000, 4.0, 4.0 * settled), 12.0)).isZero();
+    // Busy, but only 2 s left of the most: a 2-s pass; none left, or out of passes: done.
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, 5, pass(400_000, 4.0, 4.0 * busy), 38.0))
+        .isEqualTo(200_000);
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, 5, pass(400_000, 4.0, 4.0 * busy), 40.0)).isZero();
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, WarmupPass.MAX_PASSES + WarmupPass.MAX_SETTLING_PASSES,
+        pass(400_000, 4.0, 4.0 * busy), 30.0)).isZero();
+    // Without a most above the floor there is no settling, and an unknown compile time never asks for more.
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 10, 2, pass(400_000, 4.0, 4.0 * busy), 12.0)).isZero();
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, 2, pass(400_000, 4.0, -1), 12.0)).isZero();
+  }
+
+  @Test
+  void eachPassIsRecordedWithItsCompileTime() throws Exception {
+    String[] args = {"--query=0", "--warmupEvents=1000", "--warmupSeconds=0", "--warmupMaxSeconds=0"};
+    WarmupPass warmup = WarmupPass.of(args);
+    assertThat(warmup.maxSeconds()).isZero();
+    assertThat(warmup.measuredArgs()).containsExactly("--query=0");
+
+    WarmupPass.Done done = warmup.run((pass, events) -> { });
+    assertThat(done.each()).hasSize(1);
+    assertThat(done.each().get(0).events()).isEqualTo(1000L);
+    assertThat(done.describe()).singleElement().satisfies(m -> assertThat(m).containsKeys("events", "seconds",
+        "compileSeconds"));
   }
 
   @Test
@@ -97,5 +135,7 @@ class WarmupPassTest {
         .hasMessageContaining("--warmupEvents=lots");
     assertThatThrownBy(() -> WarmupPass.of(new String[] {"--warmupSeconds=-1"}))
         .hasMessageContaining("--warmupSeconds=-1").hasMessageContaining("seconds >= 0");
+    assertThatThrownBy(() -> WarmupPass.of(new String[] {"--warmupMaxSeconds=soon"}))
+        .hasMessageContaining("--warmupMaxSeconds=soon").hasMessageContaining("seconds >= 0");
   }
 }
