@@ -5,6 +5,7 @@ import dev.weir.runner.state.CachedStateInternals;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyContexts;
+import dev.weir.runner.state.NamespaceNames;
 import dev.weir.runner.state.WatermarkHolds;
 import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StateNamespace;
@@ -53,6 +54,8 @@ final class OperatorKeys<K> {
   private byte[] operatorPrefix;
   /** The operator's window coder: each key's state view finds window namespaces by it. */
   private Coder<? extends BoundedWindow> windowCoder;
+  /** Encoded namespace names shared by every key's state; set in {@link #open}. */
+  private NamespaceNames names;
   private String stepName;
   private KeyContext<K> current;
 
@@ -67,6 +70,7 @@ final class OperatorKeys<K> {
    */
   void open(ContainerState state, String stepName, Coder<? extends BoundedWindow> windowCoder) {
     this.windowCoder = windowCoder;
+    this.names = new NamespaceNames(windowCoder);
     this.state = state;
     this.stepName = stepName;
     this.operatorPrefix = state.newOperatorPrefix();
@@ -114,7 +118,7 @@ final class OperatorKeys<K> {
 
   private KeyContext<K> newKey(K key, ByteKey id) {
     KeyContext<K> context = new KeyContext<>(key, id,
-        new CachedStateInternals(key, id.bytes(), operatorPrefix, state.store(), holds, windowCoder));
+        new CachedStateInternals(key, id.bytes(), operatorPrefix, state.store(), holds, windowCoder, names));
     contexts.put(context);
     return context;
   }

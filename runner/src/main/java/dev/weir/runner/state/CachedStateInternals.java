@@ -38,7 +38,8 @@ import org.joda.time.Instant;
  * Each (key, namespace, state id) owns a single cell and a range of element cells, laid out by
  * {@link CellLayout} (which documents every byte). The key prefix is built once per key (in the
  * constructor, from the bytes the shuffle already encoded); a namespace's encoded name once per
- * namespace; the base and the bound state object once per (namespace, state id), then reused from
+ * namespace for all keys of the operator ({@link NamespaceNames}); the base and the bound state
+ * object once per (key, namespace, state id), then reused from
  * a small per-key map found by window ({@link NamespaceMap}), so a repeated state access on the hot
  * path allocates nothing.
  *
@@ -95,6 +96,8 @@ public final class CachedStateInternals implements StateInternals {
    */
   private final NamespaceMap<Slot> slots;
   private static final int MAX_CACHED_NAMESPACES = 64;
+  /** The operator's encoded namespace names, shared by its keys. */
+  private final NamespaceNames names;
 
   /** One namespace's encoded name and bound states by state id. */
   private static final class Slot {
@@ -118,6 +121,19 @@ public final class CachedStateInternals implements StateInternals {
    */
   public CachedStateInternals(Object key, byte[] keyBytes, byte[] operatorPrefix, CachedStore store,
       WatermarkHolds holds, Coder<? extends BoundedWindow> windowCoder) {
+    this(key, keyBytes, operatorPrefix, store, holds, windowCoder, new NamespaceNames(windowCoder));
+  }
+
+  /**
+   * As {@link #CachedStateInternals(Object, byte[], byte[], CachedStore, WatermarkHolds, Coder)},
+   * with the encoded namespace names shared by all keys of the operator.
+   *
+   * @param names the operator's namespace names, built with the same {@code windowCoder}; confined
+   *     to the same thread
+   */
+  public CachedStateInternals(Object key, byte[] keyBytes, byte[] operatorPrefix, CachedStore store,
+      WatermarkHolds holds, Coder<? extends BoundedWindow> windowCoder, NamespaceNames names) {
+    this.names = names;
     this.slots = new NamespaceMap<>(windowCoder);
     this.key = key;
     this.store = store;
@@ -144,7 +160,7 @@ public final class CachedStateInternals implements StateInternals {
       if (slots.size() >= MAX_CACHED_NAMESPACES) {
         slots.clear();
       }
-      slot = new Slot(namespace.stringKey().getBytes(StandardCharsets.UTF_8));
+      slot = new Slot(names.utf8(namespace));
       slots.put(namespace, slot);
     }
     String id = address.getId();

@@ -116,13 +116,10 @@ final class TimerIndex {
   private final byte[] indexEnd;
   private long size;
   /**
-   * UTF-8 of recently used namespaces' {@code stringKey()}: a window namespace's string key
-   * encodes the window (coder + base64) on every call, and runners-core sets a window's timers on
-   * every element. Found by window ({@link NamespaceMap}); cleared when it reaches
-   * {@value #MAX_CACHED_NAMESPACES} entries.
+   * Encoded names of recently used namespaces: runners-core sets a window's timers on every
+   * element, and a window namespace's string key encodes the window on every call.
    */
-  private final NamespaceMap<byte[]> namespaceBytes;
-  private static final int MAX_CACHED_NAMESPACES = 1024;
+  private final NamespaceNames namespaceNames;
 
   /**
    * @param state the container's state; the index takes two fresh operator prefixes from it, so
@@ -137,7 +134,7 @@ final class TimerIndex {
     this.indexEnd = ByteKeys.prefixEnd(indexPrefix);
     this.slotPrefix = CellLayout.timerPrefix(state.newOperatorPrefix());
     this.windowCoder = windowCoder;
-    this.namespaceBytes = new NamespaceMap<>(windowCoder);
+    this.namespaceNames = new NamespaceNames(windowCoder);
     this.heapCapacity = Math.max(1, heapCapacity);
     state.beforeCommit(this::flushPendingWrites);
   }
@@ -348,26 +345,14 @@ final class TimerIndex {
     return out == null ? timer.getTimestamp().getMillis() : out.getMillis();
   }
 
-  private byte[] namespaceBytes(StateNamespace ns) {
-    byte[] bytes = namespaceBytes.get(ns);
-    if (bytes == null) {
-      if (namespaceBytes.size() >= MAX_CACHED_NAMESPACES) {
-        namespaceBytes.clear();
-      }
-      bytes = ns.stringKey().getBytes(StandardCharsets.UTF_8);
-      namespaceBytes.put(ns, bytes);
-    }
-    return bytes;
-  }
-
   private byte[] orderedKey(byte[] keyBytes, long ts, StateNamespace ns, String id, String family) {
-    return CellLayout.timerIndexKey(indexPrefix, ts, keyBytes, namespaceBytes(ns), id.getBytes(StandardCharsets.UTF_8),
-        family.getBytes(StandardCharsets.UTF_8));
+    return CellLayout.timerIndexKey(indexPrefix, ts, keyBytes, namespaceNames.utf8(ns),
+        id.getBytes(StandardCharsets.UTF_8), family.getBytes(StandardCharsets.UTF_8));
   }
 
   private byte[] slotKey(byte[] keyBytes, StateNamespace ns, String id, String family) {
-    return CellLayout.timerSlotKey(slotPrefix, keyBytes, namespaceBytes(ns), id.getBytes(StandardCharsets.UTF_8),
-        family.getBytes(StandardCharsets.UTF_8));
+    return CellLayout.timerSlotKey(slotPrefix, keyBytes, namespaceNames.utf8(ns),
+        id.getBytes(StandardCharsets.UTF_8), family.getBytes(StandardCharsets.UTF_8));
   }
 
   private Pending decode(byte[] key, byte[] value) {
