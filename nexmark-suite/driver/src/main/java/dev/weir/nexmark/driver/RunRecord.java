@@ -13,7 +13,8 @@ import java.util.Map;
  * One run's numbers. Units: events and results per second, seconds (runtime, wall, CPU),
  * bytes (peak RSS), milliseconds (GC time). Missing measurements are null.
  */
-@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec", "warmupCompileShare", "repeat", "sweep", "status",
+@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec",
+    "warmupCompileShare", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "wallSec",
     "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "peakRssScope", "warmupPeakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",

@@ -8,14 +8,14 @@ package dev.weir.nexmark.harness;
 
 /**
  * Entry point of a benchmark child JVM:
- * {@code RunHarness [--warmupEvents=N [--warmupSeconds=S] [--warmupMaxSeconds=M]] <nexmark args...>}.
+ * {@code RunHarness [--warmupEvents=N [--warmupSeconds=S] [--warmupMaxSeconds=M]] <nexmark args>}.
  * With {@code --warmupEvents=N} (N > 0; the harness's own options, not passed to Nexmark) the same
  * query first runs over N events in this JVM, and again until the warm-up passes took S seconds in
- * all and, up to M seconds, until the JIT compilers have settled ({@link WarmupPass}); the measured pass then writes Nexmark's perf file, and CPU, GC and peak-RSS
- * figures cover it ({@link ProcessFacts#startMeasuredPass}). Exit status 0
- * when Nexmark returned normally, 1 when it threw (in any pass), 3 when the {@code --runner}
- * class is missing. Process facts go to the file named by the system property
- * {@value ProcessFacts#OUT_PROPERTY}.
+ * all and, up to M seconds, until the JIT compilers have settled ({@link WarmupPass}); the measured
+ * pass then writes Nexmark's perf file, and CPU, GC and peak-RSS figures cover it
+ * ({@link ProcessFacts#startMeasuredPass}). Exit status 0 when Nexmark returned normally, 1 when it
+ * threw (in any pass), 3 when the {@code --runner} class is missing. Process facts go to the file
+ * named by the system property {@value ProcessFacts#OUT_PROPERTY}.
  */
 public final class RunHarness {
   private RunHarness() {}

@@ -33,11 +33,13 @@ import java.util.Map;
  * compilers busy for more than {@value #SETTLED_COMPILE_SHARE} of its wall time (compilation time
  * of all compiler threads, from {@link CompilationMXBean}), with passes of about
  * {@value #SETTLING_PASS_SECONDS} s, until one pass is settled, the passes took M seconds in all, or
- * {@value #MAX_PASSES} + {@value #MAX_SETTLING_PASSES} passes ran. Why: a fixed floor is too short for a fast runner
- * on a query with a large hot path (runners-core's merging windows, triggers) and longer than needed
- * elsewhere; the compilers' own account says when a pass ran compiled code, which is what steady
- * state means here (JMH's warm-up iterations serve the same end). See runner/BENCHMARKS.md, issue
- * 14, session 19.
+ * {@value #MAX_PASSES} + {@value #MAX_SETTLING_PASSES} passes ran. Why: after the 10-s floor both
+ * Weir's and Flink's last warm-up pass still kept the compilers busy for about its whole wall time
+ * (the bare limit's for 1-13% of it), so the measured pass shared the cores with C2; the compilers'
+ * own account says when a pass ran compiled code, which is what steady state means here (JMH's
+ * warm-up iterations serve the same end). A floor alone cannot say that: it is too short for a fast
+ * runner on a query with a large hot path (runners-core's merging windows, triggers) and longer
+ * than needed for a small one. See runner/BENCHMARKS.md, issue 14, session 19.
  *
  * <p>Every warm-up pass gets {@code --numEvents} of its own and, so that nothing it leaves behind
  * is read by a later pass, its own copy of every per-run location: {@code --perfFilename},
@@ -207,9 +209,9 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
    *       pipeline's start-up, so it is low, and a pass sized from it tends to end early; the next
    *       pass corrects that.
    *   <li>Else, while the last pass's compile share is above {@value #SETTLED_COMPILE_SHARE}, the
-   *       passes took less than {@code maxSeconds}, and fewer than {@value #MAX_SETTLING_PASSES}
-   *       settling passes ran: a pass of {@value #SETTLING_PASS_SECONDS} s at the last rate (or the
-   *       seconds left, if fewer), within the same bounds.
+   *       passes took less than {@code maxSeconds}, and fewer than {@value #MAX_PASSES} +
+   *       {@value #MAX_SETTLING_PASSES} passes ran in all: a pass of {@value #SETTLING_PASS_SECONDS}
+   *       s at the last rate (or the seconds left, if fewer), within the same bounds.
    *   <li>Else 0.
    * </ul>
    *
