@@ -70,8 +70,8 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
   /** A pass after the first runs at most this many times the first pass's events. */
   public static final long MAX_PASS_GROWTH = 20;
   /**
-   * A pass whose compilers worked for at most this share of its wall time is settled (with two
-   * compiler threads on two cores: a tenth of the machine).
+   * A pass whose compilers worked for at most this share of its wall time is settled (0.2
+   * core-seconds of compilation per second: a tenth of a two-core machine).
    */
   public static final double SETTLED_COMPILE_SHARE = 0.20;
   /** The wall time a settling pass is sized for, from the last pass's rate, s. */
