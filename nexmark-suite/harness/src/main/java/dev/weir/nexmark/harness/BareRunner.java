@@ -127,7 +127,7 @@ public final class BareRunner {
     extra.put("warmupEvents", warmup.events());
     extra.put("warmupPasses", warmup.passes());
     extra.put("warmupSec", warmup.seconds());
-    extra.put("warmupPassStats", warmup.describe());
+    extra.put("warmupPassStats", warmup.each());
     extra.put("bareWork", work);
     ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, null, extra);
     System.exit(0);

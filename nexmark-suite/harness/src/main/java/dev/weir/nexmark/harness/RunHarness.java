@@ -49,7 +49,7 @@ public final class RunHarness {
         extra.put("warmupEvents", done.events());
         extra.put("warmupPasses", done.passes());
         extra.put("warmupSec", done.seconds());
-        extra.put("warmupPassStats", done.describe());
+        extra.put("warmupPassStats", done.each());
         ProcessFacts.startMeasuredPass();
       }
       // Wall-clock bounds of the measured pass, so a profile can be cut to the measured interval.

@@ -10,9 +10,7 @@ package dev.weir.nexmark.harness;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The warm-up passes and the measured pass of one benchmark child JVM. The harness's own options
@@ -102,24 +100,11 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
 
   /**
    * What the warm-up passes ran: how many, their events in all, their wall time in all (s), and
-   * each pass.
+   * each pass (written to the process facts as they are: a list of {@link PassStats} objects).
    */
   public record Done(int passes, long events, double seconds, List<PassStats> each) {
     /** No warm-up. */
     public static final Done NONE = new Done(0, 0, 0, List.of());
-
-    /** Per pass: events, seconds and compile share, for the process facts. */
-    public List<Map<String, Object>> describe() {
-      List<Map<String, Object>> out = new ArrayList<>();
-      for (PassStats p : each) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("events", p.events());
-        m.put("seconds", p.seconds());
-        m.put("compileSeconds", p.compileSeconds());
-        out.add(m);
-      }
-      return out;
-    }
   }
 
   /**
