@@ -99,12 +99,31 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
   }
 
   /**
-   * What the warm-up passes ran: how many, their events in all, their wall time in all (s), and
-   * each pass (written to the process facts as they are: a list of {@link PassStats} objects).
+   * What the warm-up passes ran, each pass in order (written to the process facts as they are: a
+   * list of {@link PassStats} objects); the counts are sums over them.
    */
-  public record Done(int passes, long events, double seconds, List<PassStats> each) {
+  public record Done(List<PassStats> each) {
     /** No warm-up. */
-    public static final Done NONE = new Done(0, 0, 0, List.of());
+    public static final Done NONE = new Done(List.of());
+
+    public Done {
+      each = List.copyOf(each);
+    }
+
+    /** How many passes ran. */
+    public int passes() {
+      return each.size();
+    }
+
+    /** Their events in all. */
+    public long events() {
+      return each.stream().mapToLong(PassStats::events).sum();
+    }
+
+    /** Their wall time in all, s. */
+    public double seconds() {
+      return each.stream().mapToDouble(PassStats::seconds).sum();
+    }
   }
 
   /**
@@ -166,7 +185,6 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
     CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
     boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
     List<PassStats> each = new ArrayList<>();
-    long total = 0;
     double spentSec = 0;
     long next = events;
     while (next > 0) {
@@ -177,11 +195,10 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
       double compileSec = timed ? (jit.getTotalCompilationTime() - compileMs) / 1e3 : -1;
       PassStats done = new PassStats(next, sec, compileSec);
       each.add(done);
-      total += next;
       spentSec += sec;
       next = nextPassEvents(events, minSeconds, maxSeconds, each.size(), done, spentSec);
     }
-    return new Done(each.size(), total, spentSec, List.copyOf(each));
+    return new Done(each);
   }
 
   /**
