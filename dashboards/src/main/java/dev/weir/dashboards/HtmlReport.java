@@ -160,11 +160,15 @@ public final class HtmlReport {
       StringBuilder w = new StringBuilder();
       warmup.fields().forEachRemaining(e -> w.append(w.length() == 0 ? "" : ", ").append(e.getKey())
           .append(' ').append(String.format(Locale.ROOT, "%,d", e.getValue().asLong())));
-      long sec = settings.path("warmupSeconds").asLong(0);
-      long maxSec = settings.path("warmupMaxSeconds").asLong(0);
+      String floor = perRunnerSeconds(settings, "warmupSeconds");
+      String most = perRunnerSeconds(settings, "warmupMaxSeconds");
       page.text(" · warm-up pass before each measured run: " + w + " events"
-          + (sec > 0 ? ", then more passes until the warm-up took " + sec + " s" : "")
-          + (maxSec > sec ? ", then more while the JIT compilers were busy, up to " + maxSec + " s" : ""));
+          + (floor.isEmpty() ? "" : ", then more passes until the warm-up took " + floor)
+          + (settles(settings) ? ", then more while the JIT compilers were busy, up to " + most : ""));
+    }
+    String measured = perRunnerSeconds(settings, "measuredSeconds");
+    if (!measured.isEmpty()) {
+      page.text(" · measured passes over the same events until they took " + measured);
     }
     if (settings.has("parallelism")) {
       page.text(" · parallelism " + settings.get("parallelism").asText());
@@ -174,6 +178,49 @@ public final class HtmlReport {
     }
     page.text(" · " + fileCount + (fileCount == 1 ? " results file" : " results files"));
     page.raw("</p></header>\n");
+  }
+
+  /**
+   * A duration setting as "10 s", or per runner as "direct 0, weir 30 s" when the runners differ
+   * ({@code <name>PerRunner}, since results schema 1.5.0; before, the single {@code <name>});
+   * "" when it is 0 for every runner or absent.
+   */
+  static String perRunnerSeconds(JsonNode settings, String name) {
+    JsonNode per = settings.path(name + "PerRunner");
+    if (per.isObject() && per.size() > 0) {
+      Set<Long> distinct = new TreeSet<>();
+      StringBuilder sb = new StringBuilder();
+      per.fields().forEachRemaining(e -> {
+        distinct.add(e.getValue().asLong());
+        sb.append(sb.length() == 0 ? "" : ", ").append(e.getKey()).append(' ').append(e.getValue().asLong());
+      });
+      if (distinct.size() == 1) {
+        long only = distinct.iterator().next();
+        return only > 0 ? only + " s" : "";
+      }
+      return sb + " s";
+    }
+    long one = settings.path(name).asLong(0);
+    return one > 0 ? one + " s" : "";
+  }
+
+  /** Whether some runner's most warm-up seconds exceed its least (then settling passes ran). */
+  static boolean settles(JsonNode settings) {
+    JsonNode most = settings.path("warmupMaxSecondsPerRunner");
+    JsonNode floor = settings.path("warmupSecondsPerRunner");
+    if (most.isObject() && most.size() > 0) {
+      java.util.Iterator<Map.Entry<String, JsonNode>> it = most.fields();
+      while (it.hasNext()) {
+        Map.Entry<String, JsonNode> e = it.next();
+        long least = floor.isObject() ? floor.path(e.getKey()).asLong(settings.path("warmupSeconds").asLong(0))
+            : settings.path("warmupSeconds").asLong(0);
+        if (e.getValue().asLong() > least) {
+          return true;
+        }
+      }
+      return false;
+    }
+    return settings.path("warmupMaxSeconds").asLong(0) > settings.path("warmupSeconds").asLong(0);
   }
 
   private void caveat(Page page, ResultsFile latest) {

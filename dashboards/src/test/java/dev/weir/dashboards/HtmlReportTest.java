@@ -100,4 +100,21 @@ class HtmlReportTest {
     assertThat(html).contains(">timing</td>").doesNotContain("class=\"bad\">NO");
     assertThat(html).contains(">n/a</td>");
   }
+
+  @Test
+  void report_namesEachRunnersSettlingAndMeasuredSeconds() throws Exception {
+    SampleResults sample = new SampleResults("2026-11-26T10:00:00Z");
+    sample.settings().putObject("warmupEventsPerRunner").put("direct", 10_000).put("weir", 300_000);
+    sample.settings().put("warmupSeconds", 10);
+    sample.settings().putObject("warmupSecondsPerRunner").put("direct", 10).put("weir", 10);
+    sample.settings().put("warmupMaxSeconds", 30);
+    sample.settings().putObject("warmupMaxSecondsPerRunner").put("direct", 0).put("weir", 30);
+    sample.settings().putObject("measuredSecondsPerRunner").put("direct", 5).put("weir", 5);
+    sample.run("weir", 0, "streaming", "ok", 500_000.0, 500_000L, null);
+    String html = render(List.of(ResultsFile.read(sample.write(dir.resolve("r1")))));
+    assertThat(html).contains("warm-up pass before each measured run: direct 10,000, weir 300,000 events, "
+        + "then more passes until the warm-up took 10 s, then more while the JIT compilers were busy, up to "
+        + "direct 0, weir 30 s");
+    assertThat(html).contains("measured passes over the same events until they took 5 s");
+  }
 }

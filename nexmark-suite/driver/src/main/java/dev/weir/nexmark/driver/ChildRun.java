@@ -162,6 +162,9 @@ public final class ChildRun {
     if (spec.warmupEvents() > 0 && spec.warmupMaxSeconds() > spec.warmupSeconds()) {
       o.put("warmupMaxSeconds", String.valueOf(spec.warmupMaxSeconds()));
     }
+    if (spec.measuredSeconds() > 0) {
+      o.put("measuredSeconds", String.valueOf(spec.measuredSeconds()));
+    }
     o.putAll(spec.sweep());
     for (String arg : passthrough) {
       String a = arg.startsWith("--") ? arg.substring(2) : arg;
@@ -214,6 +217,56 @@ public final class ChildRun {
     } catch (IOException | java.io.UncheckedIOException e) {
       return List.of();
     }
+  }
+
+  /**
+   * The perf files of the measured passes after the first ({@code perf-measured-k.json}), in pass
+   * order (k = 2, 3, ...; by number, not by name).
+   */
+  static List<Path> measuredPerfFiles(Path runDir) {
+    return warmupFiles(runDir, "perf-measured-").stream()
+        .sorted(java.util.Comparator.comparingInt(ChildRun::passNumber)).toList();
+  }
+
+  private static int passNumber(Path perfFile) {
+    String n = perfFile.getFileName().toString().replaceAll("[^0-9]", "");
+    return n.isEmpty() ? Integer.MAX_VALUE : Integer.parseInt(n);
+  }
+
+  /**
+   * Fills the throughput of {@code r} from its measured passes' perf objects (the first is
+   * {@code perf.json}'s): events/s is all passes' events over all their Nexmark runtime, runtime
+   * their sum; results/s is the first pass's result count over its runtime, and
+   * {@code measuredPassResults} lists every pass's count when there was more than one pass. A pass
+   * without a positive runtime or events leaves the throughput null (the run then fails as "no
+   * throughput").
+   */
+  static void sumPasses(RunRecord r, List<JsonNode> passes) {
+    double runtime = 0;
+    double events = 0;
+    List<Long> results = new ArrayList<>();
+    for (JsonNode p : passes) {
+      Double sec = positiveOrNull(p.path("runtimeSec"));
+      Double rate = positiveOrNull(p.path("eventsPerSec"));
+      if (sec == null || rate == null) {
+        r.eventsPerSec = null;
+        r.runtimeSec = null;
+        r.resultsPerSec = null;
+        return;
+      }
+      runtime += sec;
+      // Nexmark's perf writes numEvents; where it does not, its rate times its runtime.
+      events += p.path("numEvents").asDouble(-1) > 0 ? p.path("numEvents").asDouble() : rate * sec;
+      long n = p.path("numResults").asLong(-1);
+      results.add(Math.max(0, n));
+    }
+    r.runtimeSec = runtime;
+    r.eventsPerSec = events / runtime;
+    JsonNode first = passes.get(0);
+    double firstRate = first.path("resultsPerSec").asDouble(-1);
+    r.resultsPerSec = r.numResults == null ? null : firstRate >= 0 ? firstRate : 0.0;
+    r.measuredPasses = passes.size();
+    r.measuredPassResults = passes.size() > 1 ? results : null;
   }
 
   /** Deletes a run's scratch state directory, if any; a failure only leaves files behind. */
@@ -309,9 +362,12 @@ public final class ChildRun {
     // the child is gone; a cancelled streaming job keeps it, and a sweep would fill the disk.
     for (String scratch : List.of("weir-state", "flink-state")) {
       deleteScratch(runDir.resolve(scratch));
-      // The harness's warm-up passes (WarmupPass): <scratch>-warmup, <scratch>-warmup-2, ...
-      for (Path warm : warmupFiles(runDir, scratch + "-warmup")) {
-        deleteScratch(warm);
+      // The harness's warm-up passes (WarmupPass): <scratch>-warmup, <scratch>-warmup-2, ...; its
+      // measured passes after the first (MeasuredPasses): <scratch>-measured-2, ...
+      for (String pass : List.of("-warmup", "-measured")) {
+        for (Path other : warmupFiles(runDir, scratch + pass)) {
+          deleteScratch(other);
+        }
       }
     }
     if (bootstrapServers != null) {
@@ -324,21 +380,33 @@ public final class ChildRun {
     readFacts(r, runDir.resolve("harness.json"));
     JsonNode perf = readPerf(runDir.resolve("perf.json"));
     if (perf != null) {
-      r.eventsPerSec = positiveOrNull(perf.path("eventsPerSec"));
-      r.runtimeSec = positiveOrNull(perf.path("runtimeSec"));
       JsonNode nr = perf.path("numResults");
+      Double eventsPerSec = positiveOrNull(perf.path("eventsPerSec"));
       if (nr.isNumber() && nr.asLong() >= 0) {
         r.numResults = nr.asLong();
-        r.resultsPerSec = perf.path("resultsPerSec").asDouble(-1) >= 0 ? perf.path("resultsPerSec").asDouble() : null;
-      } else if (r.eventsPerSec != null) {
+      } else if (eventsPerSec != null) {
         // Nexmark reports -1 when the results counter does not exist, i.e. the query emitted
         // nothing (the events counter worked, so metrics do): that is zero results.
         r.numResults = 0L;
-        r.resultsPerSec = 0.0;
       }
       for (JsonNode e : perf.path("errors")) {
         r.nexmarkErrors.add(e.asText());
       }
+      // The measured passes after the first (MeasuredPasses): perf-measured-2.json, ...
+      List<JsonNode> passes = new ArrayList<>();
+      passes.add(perf);
+      for (Path more : measuredPerfFiles(runDir)) {
+        JsonNode morePerf = readPerf(more);
+        if (morePerf == null) {
+          r.nexmarkErrors.add("measured pass (" + more.getFileName() + "): no perf written");
+          continue;
+        }
+        passes.add(morePerf);
+        for (JsonNode e : morePerf.path("errors")) {
+          r.nexmarkErrors.add("measured pass (" + more.getFileName() + "): " + e.asText());
+        }
+      }
+      sumPasses(r, passes);
     }
     for (Path warm : spec.warmupEvents() > 0 ? warmupFiles(runDir, "perf-warmup") : List.<Path>of()) {
       JsonNode warmPerf = readPerf(warm);
@@ -385,7 +453,8 @@ public final class ChildRun {
   /**
    * Writes the run's profile. The window approximates Nexmark's measured interval: it ends when
    * the launcher returned and starts Nexmark's runtime plus its shutdown delay earlier (never
-   * before the launcher started), so JVM start-up and pipeline construction stay out. Without
+   * before the launcher started), so JVM start-up and pipeline construction stay out; with several
+   * measured passes it starts when the first began. Without
    * harness timestamps (bare runs) the whole recording is used.
    */
   private void profile(RunRecord r, RunSpec spec, Path runDir, JsonNode perf) {
@@ -401,7 +470,10 @@ public final class ChildRun {
       long start = h.path("nexmarkStartEpochMs").asLong(0);
       double tailSec = Math.max(0, perf.path("shutdownDelaySec").asDouble(0));
       long from = end - Math.round((perf.get("runtimeSec").asDouble() + tailSec + 0.5) * 1000);
-      window = new ProfileReport.Window(Math.max(start, from), end);
+      // Several measured passes: all of them, from the first one's start (their pipelines'
+      // set-up between them included).
+      window = new ProfileReport.Window(r.measuredPasses != null && r.measuredPasses > 1 ? start
+          : Math.max(start, from), end);
     }
     Path out = runDir.resolve("profile");
     try {
@@ -432,6 +504,19 @@ public final class ChildRun {
       double compile = last.path("compileSeconds").asDouble(-1);
       double sec = last.path("seconds").asDouble(0);
       r.warmupCompileShare = compile >= 0 && sec > 0 ? compile / sec : null;
+    }
+    JsonNode measured = h.path("measuredPassStats");
+    if (measured.isArray() && measured.size() > 0) {
+      double compile = 0;
+      double sec = 0;
+      for (JsonNode p : measured) {
+        compile += p.path("compileSeconds").asDouble(-1);
+        sec += p.path("seconds").asDouble(0);
+      }
+      boolean known = java.util.stream.StreamSupport.stream(measured.spliterator(), false)
+          .allMatch(p -> p.path("compileSeconds").asDouble(-1) >= 0);
+      r.measuredSec = sec > 0 ? sec : null;
+      r.measuredCompileShare = known && sec > 0 ? compile / sec : null;
     }
     r.peakRssBytes = h.path("peakRssBytes").asLong(-1) > 0 ? h.path("peakRssBytes").asLong() : null;
     r.peakRssScope = h.hasNonNull("peakRssScope") ? h.get("peakRssScope").asText() : null;

@@ -40,7 +40,7 @@ import picocli.CommandLine.Parameters;
     })
 public final class NexmarkCommand implements Callable<Integer> {
   /**
-   * Default events per run, per runner ({@link EventCounts}): Flink, Weir and bare at a size where
+   * Default events per run, per runner ({@link PerRunner}): Flink, Weir and bare at a size where
    * start-up and JIT warm-up weigh little (steady state), Direct, ~100x slower, at a size it
    * finishes within the per-run budget. Sized, with the warm-up below, for the whole default suite
    * (15 queries x direct, flink, weir, plus bare for Q0-Q2, streaming) to take about 15 minutes on
@@ -74,6 +74,26 @@ public final class NexmarkCommand implements Callable<Integer> {
    * 357.4K, Flink's by 1% and 5%. runner/BENCHMARKS.md, issue 14, session 14.
    */
   public static final long DEFAULT_WARMUP_SECONDS = 10;
+  /**
+   * Default most wall time of each run's warm-up while HotSpot's compilers settle, seconds, per
+   * runner: 30 for Flink, Weir and bare alike, none for Direct. Why: after the 10-s floor both
+   * Weir's and Flink's last warm-up pass still kept the compilers busy for about its whole wall time,
+   * and the measured pass shared the two cores with C2 (compiler threads took 22-40% of Weir's
+   * samples on Q10, Q11 and Q14), which moved the default command's ratios by about 20% from run to
+   * run; settled (within 19-38 s for Weir on 13 of 15 queries) Weir ran 9-36% faster, Flink -8% to
+   * +34% (runner/BENCHMARKS.md, issue 14, session 19). Direct is a reference point about 100x
+   * slower, whose measured pass lasts 5-70 s: a settling wait there would cost minutes and move no
+   * ratio the suite is about. See issue 14, session 20.
+   */
+  public static final String DEFAULT_WARMUP_MAX_SECONDS = "30,direct=0";
+  /**
+   * Default least wall time of each run's measured passes together, seconds, for every runner
+   * alike: the measured pass runs again over the same events until the passes took this long
+   * (the harness's MeasuredPasses). Why: after the warm-up, Weir ran Q2's 500,000 events in 0.4 s
+   * and bare in 0.2 s, so one collection or one late compilation moved Weir/bare by tens of
+   * percent; runs whose one pass lasts this long already are not repeated. Session 20.
+   */
+  public static final String DEFAULT_MEASURED_SECONDS = "5";
   /** Default per-run budget in seconds; see bin/weir. */
   public static final long DEFAULT_TIMEOUT_SEC = 150;
 
@@ -112,19 +132,27 @@ public final class NexmarkCommand implements Callable<Integer> {
   String warmupEvents;
 
   @Option(names = "--warmup-seconds", defaultValue = "" + DEFAULT_WARMUP_SECONDS,
-      description = "Least wall time of each run's warm-up, seconds, for every runner alike: after the "
-          + "--warmup-events pass, the same JVM runs more warm-up passes (sized from the last pass's "
-          + "rate, at most 4 passes in all) until they took this long together; 0 = the one pass only. "
-          + "Default: ${DEFAULT-VALUE}.")
-  long warmupSeconds;
+      description = "Least wall time of each run's warm-up, seconds: after the --warmup-events pass, "
+          + "the same JVM runs more warm-up passes (sized from the last pass's rate, at most 4 passes "
+          + "in all) until they took this long together; 0 = the one pass only. One number for every "
+          + "runner or per runner, as --events (e.g. 10,direct=0). Default: ${DEFAULT-VALUE}.")
+  String warmupSeconds;
 
-  @Option(names = "--warmup-max-seconds", defaultValue = "0",
-      description = "Most wall time of each run's warm-up, seconds, for every runner alike: past "
-          + "--warmup-seconds, the same JVM runs more passes of about 4 s while HotSpot's compilers were "
-          + "busy for more than a fifth of the last pass (at most 10 passes in all), until they took "
-          + "this long together; 0 (or at most --warmup-seconds) = no such passes. Each run records "
-          + "its last warm-up pass's compile share. Default: ${DEFAULT-VALUE}.")
-  long warmupMaxSeconds;
+  @Option(names = "--warmup-max-seconds", defaultValue = DEFAULT_WARMUP_MAX_SECONDS,
+      description = "Most wall time of each run's warm-up, seconds: past --warmup-seconds, the same JVM "
+          + "runs more passes of about 4 s while HotSpot's compilers were busy for more than a fifth of "
+          + "the last pass (at most 10 passes in all), until they took this long together; 0 (or at "
+          + "most --warmup-seconds) = no such passes. One number or per runner, as --events. Each run "
+          + "records its last warm-up pass's compile share. Default: ${DEFAULT-VALUE}.")
+  String warmupMaxSeconds;
+
+  @Option(names = "--measured-seconds", defaultValue = DEFAULT_MEASURED_SECONDS,
+      description = "Least wall time of each run's measured passes, seconds: the same JVM runs the "
+          + "measured pass again over the same events until the passes took this long together (at "
+          + "most 20); throughput is all their events over all their runtime, the result count the "
+          + "first pass's. 0 = one pass. One number or per runner, as --events. "
+          + "Default: ${DEFAULT-VALUE}.")
+  String measuredSeconds;
 
   @Option(names = "--repeat", defaultValue = "1",
       description = "Runs per point; the summary uses the median. Default: ${DEFAULT-VALUE}.")
@@ -186,18 +214,16 @@ public final class NexmarkCommand implements Callable<Integer> {
         ms.add(mm);
       }
     }
-    EventCounts counts = EventCounts.parse(events);
+    PerRunner counts = PerRunner.parse(events);
     counts.asMap(rs); // every runner must have a count
-    EventCounts warm = EventCounts.parseWarmup(warmupEvents);
+    PerRunner warm = PerRunner.parseWarmup(warmupEvents);
     warm.asMap(rs);
-    if (warmupSeconds < 0) {
-      throw new IllegalArgumentException("--warmup-seconds " + warmupSeconds + " is not a duration; "
-          + "allowed: a whole number of seconds >= 0 (0 = one warm-up pass of --warmup-events)");
-    }
-    if (warmupMaxSeconds < 0) {
-      throw new IllegalArgumentException("--warmup-max-seconds " + warmupMaxSeconds + " is not a duration; "
-          + "allowed: a whole number of seconds >= 0 (0 = no passes past --warmup-seconds)");
-    }
+    PerRunner warmSec = PerRunner.parseSeconds(warmupSeconds, "--warmup-seconds");
+    warmSec.asMap(rs);
+    PerRunner warmMaxSec = PerRunner.parseSeconds(warmupMaxSeconds, "--warmup-max-seconds");
+    warmMaxSec.asMap(rs);
+    PerRunner measuredSec = PerRunner.parseSeconds(measuredSeconds, "--measured-seconds");
+    measuredSec.asMap(rs);
     if (repeat < 1) {
       throw new IllegalArgumentException("--repeat must be at least 1");
     }
@@ -218,7 +244,7 @@ public final class NexmarkCommand implements Callable<Integer> {
             for (RunnerKind r : rs) {
               if (r.supports(q)) {
                 plan.add(new RunSpec(r, q, mode, counts.forRunner(r), combo, rep, warm.forRunner(r),
-                    warmupSeconds, warmupMaxSeconds));
+                    warmSec.forRunner(r), warmMaxSec.forRunner(r), measuredSec.forRunner(r)));
               }
             }
           }
@@ -288,16 +314,24 @@ public final class NexmarkCommand implements Callable<Integer> {
     doc.settings.put("queries", QuerySet.parse(queries));
     doc.settings.put("modes", modes);
     List<RunnerKind> kinds = runners.stream().map(RunnerKind::of).distinct().toList();
-    EventCounts counts = EventCounts.parse(events);
+    PerRunner counts = PerRunner.parse(events);
     Map<String, Long> perRunner = counts.asMap(kinds);
     // "events" stays one number (the largest count) for readers of older files; the exact count
     // of every runner is in "eventsPerRunner" and in each run record.
     doc.settings.put("events", perRunner.values().stream().mapToLong(Long::longValue).max().orElse(0));
     doc.settings.put("eventsPerRunner", perRunner);
-    EventCounts warm = EventCounts.parseWarmup(warmupEvents);
+    PerRunner warm = PerRunner.parseWarmup(warmupEvents);
     doc.settings.put("warmupEventsPerRunner", warm.asMap(kinds));
-    doc.settings.put("warmupSeconds", warmupSeconds);
-    doc.settings.put("warmupMaxSeconds", warmupMaxSeconds);
+    // "warmupSeconds" and "warmupMaxSeconds" stay one number (the largest) for readers of older
+    // files, as "events" does; each runner's is in the *PerRunner maps.
+    PerRunner warmSec = PerRunner.parseSeconds(warmupSeconds, "--warmup-seconds");
+    PerRunner warmMaxSec = PerRunner.parseSeconds(warmupMaxSeconds, "--warmup-max-seconds");
+    PerRunner measuredSec = PerRunner.parseSeconds(measuredSeconds, "--measured-seconds");
+    doc.settings.put("warmupSeconds", warmSec.max(kinds));
+    doc.settings.put("warmupSecondsPerRunner", warmSec.asMap(kinds));
+    doc.settings.put("warmupMaxSeconds", warmMaxSec.max(kinds));
+    doc.settings.put("warmupMaxSecondsPerRunner", warmMaxSec.asMap(kinds));
+    doc.settings.put("measuredSecondsPerRunner", measuredSec.asMap(kinds));
     doc.settings.put("repeat", repeat);
     doc.settings.put("timeoutPerRunSec", timeoutPerRun);
     doc.settings.put("parallelism", parallelism);
@@ -328,7 +362,8 @@ public final class NexmarkCommand implements Callable<Integer> {
 
     announce(dir);
     boolean noWarmup = warm.asMap(kinds).values().stream().allMatch(n -> n == 0);
-    String warmup = noWarmup ? "with no warm-up pass" : "after a warm-up of " + warmupDescription(warm, kinds);
+    String warmup = (noWarmup ? "with no warm-up pass" : "after a warm-up of " + warmupDescription(warm, kinds))
+        + (measuredDescription(kinds).isEmpty() ? "" : "; " + measuredDescription(kinds));
     System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %s per run %s, timeout %d s each) -> %s%n",
         plan.size(), String.join(",", runners), queries, String.join(",", modes),
         counts.describe(kinds), warmup, timeoutPerRun, dir);
@@ -398,6 +433,9 @@ public final class NexmarkCommand implements Callable<Integer> {
     System.out.print(doc.summary.table(order));
     System.out.println("warm-up per run (same JVM, not measured): "
         + (noWarmup ? "none" : warmupDescription(warm, kinds)));
+    if (!measuredDescription(kinds).isEmpty()) {
+      System.out.println("measured per run: " + measuredDescription(kinds));
+    }
     if (!counts.uniform(kinds)) {
       System.out.println("events per run: " + counts.describe(kinds) + " (ratios compare each "
           + "runner's throughput at its own size; result counts are compared only between runs "
@@ -442,11 +480,23 @@ public final class NexmarkCommand implements Callable<Integer> {
     return r.status + ": " + r.firstErrorLine;
   }
 
-  /** E.g. "direct 10,000, weir 300,000 events, then more passes until the warm-up took 10 s". */
-  private String warmupDescription(EventCounts warm, List<RunnerKind> kinds) {
-    return warm.describe(kinds) + (warmupSeconds > 0
-        ? ", then more passes until the warm-up took " + warmupSeconds + " s" : "")
-        + (warmupMaxSeconds > warmupSeconds
-        ? ", then more while the JIT compilers were busy, up to " + warmupMaxSeconds + " s" : "");
+  /**
+   * E.g. "direct 10,000, weir 300,000 events, then more passes until the warm-up took 10 s, then
+   * more while the JIT compilers were busy, up to direct 0, weir 30 s".
+   */
+  private String warmupDescription(PerRunner warm, List<RunnerKind> kinds) {
+    PerRunner floor = PerRunner.parseSeconds(warmupSeconds, "--warmup-seconds");
+    PerRunner most = PerRunner.parseSeconds(warmupMaxSeconds, "--warmup-max-seconds");
+    return warm.describe(kinds) + (floor.max(kinds) > 0
+        ? ", then more passes until the warm-up took " + floor.describe(kinds) : "")
+        + (kinds.stream().anyMatch(k -> most.forRunner(k) > floor.forRunner(k))
+        ? ", then more while the JIT compilers were busy, up to " + most.describe(kinds) : "");
+  }
+
+  /** E.g. "measured passes of the same events until they took 5 s" ("" when every runner runs one). */
+  private String measuredDescription(List<RunnerKind> kinds) {
+    PerRunner least = PerRunner.parseSeconds(measuredSeconds, "--measured-seconds");
+    return least.max(kinds) > 0
+        ? "measured passes over the same events until they took " + least.describe(kinds) : "";
   }
 }

@@ -15,7 +15,8 @@ import java.util.Map;
  */
 @JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec",
     "warmupCompileShare", "repeat", "sweep", "status",
-    "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "wallSec",
+    "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "measuredPasses", "measuredSec",
+    "measuredCompileShare", "measuredPassResults", "wallSec",
     "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "peakRssScope", "warmupPeakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
     "profiling"})
@@ -50,11 +51,32 @@ public final class RunRecord {
   public String status;
   /** Child exit status; null when killed on timeout or never started. */
   public Integer exitStatus;
+  /** Events per second of the measured passes: their events over their Nexmark runtime. */
   public Double eventsPerSec;
+  /** The first measured pass's results per second. */
   public Double resultsPerSec;
   public Long numResults;
-  /** Nexmark's runtime (first event to last result, seconds). */
+  /** Nexmark's runtime (first event to last result, seconds), summed over the measured passes. */
   public Double runtimeSec;
+  /**
+   * Measured passes the child ran over {@link #events} events each (the harness repeats the
+   * measured pass until the passes took {@code --measured-seconds}); {@link #eventsPerSec} is all
+   * their events over all their runtime. Null when the child reported no perf file.
+   */
+  public Integer measuredPasses;
+  /** Wall time of all measured passes together, pipeline set-up included, seconds; null if unknown. */
+  public Double measuredSec;
+  /**
+   * JIT compilation time over wall time of the measured passes (all compiler threads): how much of
+   * the measured interval the compilers shared the cores; null when the child reported none.
+   */
+  public Double measuredCompileShare;
+  /**
+   * Each measured pass's result count, in pass order, when there was more than one pass (null
+   * otherwise); {@link #numResults} is the first pass's. Counts of timing-dependent queries may
+   * differ from pass to pass.
+   */
+  public List<Long> measuredPassResults;
   /** Wall time of the child JVM as seen by the driver, seconds. */
   public Double wallSec;
   /** CPU seconds of the measured pass (after a warm-up pass, the warm-up's are not in it). */

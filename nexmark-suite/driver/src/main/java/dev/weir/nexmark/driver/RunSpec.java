@@ -11,11 +11,13 @@ import java.util.Map;
  * none), {@code warmupSeconds} the least wall time of all its warm-up passes together (more
  * passes run until it is reached; the harness's {@code WarmupPass}), and {@code warmupMaxSeconds}
  * the most they may take while more passes wait for the JIT compilers to settle (at or below
- * {@code warmupSeconds}: no such passes).
+ * {@code warmupSeconds}: no such passes); {@code measuredSeconds} is the least wall time of its
+ * measured passes together (the measured pass repeats over the same events until it is reached;
+ * the harness's {@code MeasuredPasses}; 0 = one pass).
  */
 public record RunSpec(RunnerKind runner, int query, String mode, long events,
                       Map<String, String> sweep, int repeat, long warmupEvents, long warmupSeconds,
-                      long warmupMaxSeconds) {
+                      long warmupMaxSeconds, long measuredSeconds) {
   public RunSpec {
     sweep = Map.copyOf(sweep);
     if (warmupEvents < 0) {
@@ -27,12 +29,15 @@ public record RunSpec(RunnerKind runner, int query, String mode, long events,
     if (warmupMaxSeconds < 0) {
       throw new IllegalArgumentException("warmupMaxSeconds must be >= 0, not " + warmupMaxSeconds);
     }
+    if (measuredSeconds < 0) {
+      throw new IllegalArgumentException("measuredSeconds must be >= 0, not " + measuredSeconds);
+    }
   }
 
-  /** A run whose warm-up does not wait for the compilers to settle. */
+  /** A run whose warm-up does not wait for the compilers to settle, with one measured pass. */
   public RunSpec(RunnerKind runner, int query, String mode, long events, Map<String, String> sweep, int repeat,
       long warmupEvents, long warmupSeconds) {
-    this(runner, query, mode, events, sweep, repeat, warmupEvents, warmupSeconds, 0);
+    this(runner, query, mode, events, sweep, repeat, warmupEvents, warmupSeconds, 0, 0);
   }
 
   /** A run without a warm-up pass. */

@@ -34,14 +34,15 @@ import org.apache.beam.sdk.values.TimestampedValue;
 
 /**
  * Runner-less limit for Nexmark Q0-Q2. Arguments: {@code --query=0|1|2 --numEvents=N
- * [--threads=T] [--warmupEvents=W [--warmupSeconds=S] [--warmupMaxSeconds=M]] [--work=pipeline|query]
- * [--perfFilename=F]}.
+ * [--threads=T] [--warmupEvents=W [--warmupSeconds=S] [--warmupMaxSeconds=M]] [--measuredSeconds=D]
+ * [--work=pipeline|query] [--perfFilename=F]}.
  * Reports events per second (events generated and processed / wall seconds of the measured pass)
  * and the number of results; with {@code --warmupEvents=W} (W > 0; default 0) warm-up passes of at
  * least W events and S seconds in all (then, up to M seconds, until the JIT compilers settle) run
  * first, as the harness runs them for every runner
- * ({@link WarmupPass}), and CPU, GC and peak-RSS figures
- * cover the measured pass. {@code --work=pipeline} (the default) reads the events through
+ * ({@link WarmupPass}); the measured pass runs again until the measured passes took D seconds
+ * ({@link MeasuredPasses}: one perf file per pass), and CPU, GC and peak-RSS figures
+ * cover the measured passes. {@code --work=pipeline} (the default) reads the events through
  * Nexmark's source reader ({@link #work}) and does per element what Nexmark's pipeline does around
  * the query ({@link PipelineWork}: monitors, snoop, stamp, a JSON string per result, devnull), so
  * the limit carries the same work a runner is given; {@code --work=query}
@@ -62,7 +63,10 @@ public final class BareRunner {
     long warmupEvents;
     long warmupSeconds;
     long warmupMaxSeconds;
+    MeasuredPasses measuredPasses;
     try {
+      measuredPasses = new MeasuredPasses(MeasuredPasses.parseSeconds(opts.getOrDefault("measuredSeconds", "0")),
+          new String[0]);
       warmupEvents = WarmupPass.parseEvents(opts.getOrDefault("warmupEvents", "0"));
       warmupSeconds = WarmupPass.parseSeconds(opts.getOrDefault("warmupSeconds", "0"));
       warmupMaxSeconds = WarmupPass.parseMaxSeconds(opts.getOrDefault("warmupMaxSeconds", "0"));
@@ -98,10 +102,33 @@ public final class BareRunner {
       });
       ProcessFacts.startMeasuredPass();
     }
-    long t0 = System.nanoTime();
-    long results = run(config, query, threads, pipeline);
-    double runtimeSec = (System.nanoTime() - t0) / 1e9;
+    long warmedEvents = warmup.events();
+    List<PassStats> measured = measuredPasses.run(numEvents, pass -> {
+      long t0 = System.nanoTime();
+      long results = run(config, query, threads, pipeline);
+      double runtimeSec = (System.nanoTime() - t0) / 1e9;
+      System.out.printf("BareRunner: query %d, %d events, %d threads, warm-up %d events, work %s, measured pass %d: "
+          + "%.3f s, %.0f events/s, %d results%n", query, numEvents, threads, warmedEvents, work, pass,
+          runtimeSec, numEvents / runtimeSec, results);
+      if (perfFile != null) {
+        writePerf(MeasuredPasses.perfFilename(perfFile, pass), numEvents, results, runtimeSec);
+      }
+    });
+    Map<String, Object> extra = new LinkedHashMap<>();
+    extra.put("bareThreads", threads);
+    extra.put("warmupEvents", warmup.events());
+    extra.put("warmupPasses", warmup.passes());
+    extra.put("warmupSec", warmup.seconds());
+    extra.put("warmupPassStats", warmup.each());
+    extra.put("measuredPasses", measured.size());
+    extra.put("measuredPassStats", measured);
+    extra.put("bareWork", work);
+    ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, null, extra);
+    System.exit(0);
+  }
 
+  /** Writes one measured pass's perf JSON in the shape of Nexmark's (the fields the driver reads). */
+  static void writePerf(String file, long numEvents, long results, double runtimeSec) throws IOException {
     Map<String, Object> perf = new LinkedHashMap<>();
     perf.put("runtimeSec", runtimeSec);
     perf.put("eventsPerSec", numEvents / runtimeSec);
@@ -117,20 +144,7 @@ public final class BareRunner {
     perf.put("shutdownDelaySec", 0.0);
     perf.put("timeDilation", 0.0);
     perf.put("jobId", null);
-    System.out.printf("BareRunner: query %d, %d events, %d threads, warm-up %d events, work %s: %.3f s, %.0f events/s, %d results%n",
-        query, numEvents, threads, warmup.events(), work, runtimeSec, numEvents / runtimeSec, results);
-    if (perfFile != null) {
-      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(new File(perfFile), perf);
-    }
-    Map<String, Object> extra = new LinkedHashMap<>();
-    extra.put("bareThreads", threads);
-    extra.put("warmupEvents", warmup.events());
-    extra.put("warmupPasses", warmup.passes());
-    extra.put("warmupSec", warmup.seconds());
-    extra.put("warmupPassStats", warmup.each());
-    extra.put("bareWork", work);
-    ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, null, extra);
-    System.exit(0);
+    new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(new File(file), perf);
   }
 
   /** Generates {@code config.numEvents} events over {@code threads} threads; returns the result count. */

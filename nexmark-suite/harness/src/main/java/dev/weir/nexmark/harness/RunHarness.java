@@ -1,19 +1,24 @@
 // Role: the main class of every runner child JVM. Checks that the requested runner class is
 // loadable, optionally runs warm-up passes of the same query (WarmupPass), runs Beam's Nexmark
-// launcher (org.apache.beam.sdk.nexmark.Main) with the arguments unchanged, then writes process
-// facts (ProcessFacts) and exits with 0 (ok) or 1 (failed).
+// launcher (org.apache.beam.sdk.nexmark.Main) with the arguments unchanged, repeated until the
+// measured passes took long enough (MeasuredPasses), then writes process facts (ProcessFacts) and
+// exits with 0 (ok) or 1 (failed).
 // Threading: runs on the JVM's main thread; Nexmark and the runner start their own threads, which
 // System.exit ends (a streaming runner may leave non-daemon threads behind).
 package dev.weir.nexmark.harness;
 
+import java.util.List;
+
 /**
  * Entry point of a benchmark child JVM:
- * {@code RunHarness [--warmupEvents=N [--warmupSeconds=S] [--warmupMaxSeconds=M]] <nexmark args>}.
+ * {@code RunHarness [--warmupEvents=N [--warmupSeconds=S] [--warmupMaxSeconds=M]] [--measuredSeconds=T]
+ * <nexmark args>}.
  * With {@code --warmupEvents=N} (N > 0; the harness's own options, not passed to Nexmark) the same
  * query first runs over N events in this JVM, and again until the warm-up passes took S seconds in
  * all and, up to M seconds, until the JIT compilers have settled ({@link WarmupPass}); the measured
- * pass then writes Nexmark's perf file, and CPU, GC and peak-RSS figures cover it
- * ({@link ProcessFacts#startMeasuredPass}). Exit status 0 when Nexmark returned normally, 1 when it
+ * pass then writes Nexmark's perf file, again over the same events until the measured passes took
+ * T seconds ({@link MeasuredPasses}; each later one writes a perf file of its own), and CPU, GC and
+ * peak-RSS figures cover the measured passes ({@link ProcessFacts#startMeasuredPass}). Exit status 0 when Nexmark returned normally, 1 when it
  * threw (in any pass), 3 when the {@code --runner} class is missing. Process facts go to the file
  * named by the system property {@value ProcessFacts#OUT_PROPERTY}.
  */
@@ -32,8 +37,11 @@ public final class RunHarness {
     int status = 0;
     String error = null;
     WarmupPass warmup;
+    MeasuredPasses measured;
     try {
-      warmup = WarmupPass.of(args);
+      measured = MeasuredPasses.of(args);
+      warmup = WarmupPass.of(measured.args());
+      measured = measured.withArgs(warmup.measuredArgs());
     } catch (IllegalArgumentException e) {
       System.err.println("ERROR RunHarness: " + e.getMessage());
       ProcessFacts.writeIfRequested((System.nanoTime() - start) / 1e9, e.getMessage());
@@ -52,9 +60,13 @@ public final class RunHarness {
         extra.put("warmupPassStats", done.each());
         ProcessFacts.startMeasuredPass();
       }
-      // Wall-clock bounds of the measured pass, so a profile can be cut to the measured interval.
+      // Wall-clock bounds of the measured passes, so a profile can be cut to the measured interval.
       nexmarkStartEpochMs = System.currentTimeMillis();
-      org.apache.beam.sdk.nexmark.Main.main(warmup.measuredArgs());
+      MeasuredPasses passes = measured;
+      List<PassStats> each = passes.run(MeasuredPasses.numEvents(passes.args()),
+          pass -> org.apache.beam.sdk.nexmark.Main.main(passes.passArgs(pass)));
+      extra.put("measuredPasses", each.size());
+      extra.put("measuredPassStats", each);
     } catch (Throwable t) {
       status = 1;
       Throwable root = t;

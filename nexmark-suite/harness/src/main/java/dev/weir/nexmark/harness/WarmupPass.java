@@ -8,7 +8,6 @@
 package dev.weir.nexmark.harness;
 
 import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -30,7 +29,8 @@ import java.util.List;
  * <p>Settling: with M > S, the warm-up goes on after the floor while the last pass kept the
  * compilers busy for more than {@value #SETTLED_COMPILE_SHARE} of its wall time (compilation time
  * of all compiler threads, from {@link CompilationMXBean}), with passes of about
- * {@value #SETTLING_PASS_SECONDS} s, until one pass is settled, the passes took M seconds in all, or
+ * {@value #SETTLING_PASS_SECONDS} s, until one pass is settled, less than
+ * {@value #MIN_SETTLING_PASS_SECONDS} s are left of M seconds for all passes, or
  * {@value #MAX_PASSES} + {@value #MAX_SETTLING_PASSES} passes ran. Why: after the 10-s floor both
  * Weir's and Flink's last warm-up pass still kept the compilers busy for about its whole wall time
  * (the bare limit's for 1-13% of it), so the measured pass shared the cores with C2; the compilers'
@@ -74,6 +74,12 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
   public static final double SETTLED_COMPILE_SHARE = 0.20;
   /** The wall time a settling pass is sized for, from the last pass's rate, s. */
   public static final double SETTLING_PASS_SECONDS = 4.0;
+  /**
+   * No settling pass is shorter than this, s: with less of the most left, the warm-up ends. A
+   * shorter pass is mostly its pipeline's start-up (Flink's last 1-s passes ran at a tenth of the
+   * rate of the pass before), so it would neither compile the hot path nor say how settled it is.
+   */
+  public static final double MIN_SETTLING_PASS_SECONDS = 2.0;
   /** Settling passes end when all passes together reach {@value #MAX_PASSES} plus this many. */
   public static final int MAX_SETTLING_PASSES = 6;
 
@@ -81,21 +87,6 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
   @FunctionalInterface
   public interface Pass {
     void run(int pass, long events) throws Exception;
-  }
-
-  /**
-   * One warm-up pass as run.
-   *
-   * @param events the pass's events
-   * @param seconds its wall time, s
-   * @param compileSeconds time the JIT compilers spent during it, summed over compiler threads, s
-   *     (-1 when the JVM does not report it)
-   */
-  public record PassStats(long events, double seconds, double compileSeconds) {
-    /** Compilation time over wall time (may exceed 1 with several compiler threads); -1 if unknown. */
-    public double compileShare() {
-      return compileSeconds < 0 ? -1 : compileSeconds / Math.max(seconds, 1e-3);
-    }
   }
 
   /**
@@ -160,7 +151,7 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
     String suffix = pass <= 1 ? SUFFIX : SUFFIX + "-" + pass;
     String[] out = new String[measuredArgs.length];
     for (int i = 0; i < out.length; i++) {
-      out[i] = forWarmup(measuredArgs[i], passEvents, suffix);
+      out[i] = forPass(measuredArgs[i], passEvents, suffix);
     }
     return out;
   }
@@ -182,20 +173,15 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
    * @throws Exception whatever a pass throws; no later pass runs
    */
   public static Done runPasses(long events, long minSeconds, long maxSeconds, Pass pass) throws Exception {
-    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-    boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
     List<PassStats> each = new ArrayList<>();
     double spentSec = 0;
     long next = events;
     while (next > 0) {
-      long compileMs = timed ? jit.getTotalCompilationTime() : 0;
-      long startNs = System.nanoTime();
-      pass.run(each.size() + 1, next);
-      double sec = (System.nanoTime() - startNs) / 1e9;
-      double compileSec = timed ? (jit.getTotalCompilationTime() - compileMs) / 1e3 : -1;
-      PassStats done = new PassStats(next, sec, compileSec);
+      int passNumber = each.size() + 1;
+      long passEvents = next;
+      PassStats done = PassStats.measure(passEvents, () -> pass.run(passNumber, passEvents));
       each.add(done);
-      spentSec += sec;
+      spentSec += done.seconds();
       next = nextPassEvents(events, minSeconds, maxSeconds, each.size(), done, spentSec);
     }
     return new Done(each);
@@ -210,9 +196,9 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
    *       {@value #MAX_PASS_GROWTH} times {@code firstEvents}. The last pass's rate includes its
    *       pipeline's start-up, so it is low, and a pass sized from it tends to end early; the next
    *       pass corrects that.
-   *   <li>Else, while the last pass's compile share is above {@value #SETTLED_COMPILE_SHARE}, the
-   *       passes took less than {@code maxSeconds}, and fewer than {@value #MAX_PASSES} +
-   *       {@value #MAX_SETTLING_PASSES} passes ran in all: a pass of {@value #SETTLING_PASS_SECONDS}
+   *   <li>Else, while the last pass's compile share is above {@value #SETTLED_COMPILE_SHARE}, at
+   *       least {@value #MIN_SETTLING_PASS_SECONDS} s are left of {@code maxSeconds}, and fewer
+   *       than {@value #MAX_PASSES} + {@value #MAX_SETTLING_PASSES} passes ran in all: a pass of {@value #SETTLING_PASS_SECONDS}
    *       s at the last rate (or the seconds left, if fewer), within the same bounds.
    *   <li>Else 0.
    * </ul>
@@ -228,8 +214,8 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
     double wantedSec;
     if (spentSec < minSeconds && passesDone < MAX_PASSES) {
       wantedSec = minSeconds - spentSec;
-    } else if (spentSec < maxSeconds && last.compileShare() > SETTLED_COMPILE_SHARE
-        && passesDone < MAX_PASSES + MAX_SETTLING_PASSES) {
+    } else if (maxSeconds - spentSec >= MIN_SETTLING_PASS_SECONDS
+        && last.compileShare() > SETTLED_COMPILE_SHARE && passesDone < MAX_PASSES + MAX_SETTLING_PASSES) {
       wantedSec = Math.min(SETTLING_PASS_SECONDS, maxSeconds - spentSec);
     } else {
       return 0;
@@ -280,9 +266,13 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
     throw new IllegalArgumentException(error);
   }
 
-  /** One argument as a warm-up pass whose locations end in {@code suffix} sees it. */
-  static String forWarmup(String arg, long events, String suffix) {
-    if (arg.startsWith("--numEvents=")) {
+  /**
+   * One argument as another pass of the same JVM (a warm-up pass, or a measured pass after the
+   * first) sees it: its per-run locations end in {@code suffix}, and {@code --numEvents} becomes
+   * {@code events} (kept as it is when {@code events} < 0).
+   */
+  static String forPass(String arg, long events, String suffix) {
+    if (arg.startsWith("--numEvents=") && events >= 0) {
       return "--numEvents=" + events;
     }
     if (arg.startsWith("--perfFilename=")) {

@@ -78,8 +78,8 @@ class WarmupPassTest {
     assertThat(done.events()).isEqualTo(passes.stream().mapToLong(Long::longValue).sum());
   }
 
-  private static WarmupPass.PassStats pass(long events, double seconds, double compileSeconds) {
-    return new WarmupPass.PassStats(events, seconds, compileSeconds);
+  private static PassStats pass(long events, double seconds, double compileSeconds) {
+    return new PassStats(events, seconds, compileSeconds);
   }
 
   @Test
@@ -108,6 +108,9 @@ class WarmupPassTest {
     assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, 5, pass(400_000, 4.0, 4.0 * busy), 38.0))
         .isEqualTo(200_000);
     assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, 5, pass(400_000, 4.0, 4.0 * busy), 40.0)).isZero();
+    // Less than the shortest settling pass left: done rather than a pass of mostly start-up.
+    assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, 5, pass(400_000, 4.0, 4.0 * busy),
+        40.0 - WarmupPass.MIN_SETTLING_PASS_SECONDS + 0.5)).isZero();
     assertThat(WarmupPass.nextPassEvents(300_000, 10, 40, WarmupPass.MAX_PASSES + WarmupPass.MAX_SETTLING_PASSES,
         pass(400_000, 4.0, 4.0 * busy), 30.0)).isZero();
     // Without a most above the floor there is no settling, and an unknown compile time never asks for more.

@@ -8,13 +8,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class EventCountsTest {
+class PerRunnerTest {
   private static final List<RunnerKind> ALL =
       List.of(RunnerKind.DIRECT, RunnerKind.FLINK, RunnerKind.WEIR, RunnerKind.BARE);
 
   @Test
   void aBareCountAppliesToEveryRunner() {
-    EventCounts c = EventCounts.parse("1000000");
+    PerRunner c = PerRunner.parse("1000000");
     assertThat(c.asMap(ALL)).containsOnlyKeys("direct", "flink", "weir", "bare")
         .allSatisfy((r, n) -> assertThat(n).isEqualTo(1_000_000L));
     assertThat(c.uniform(ALL)).isTrue();
@@ -23,7 +23,7 @@ class EventCountsTest {
 
   @Test
   void perRunnerCountsOverrideTheDefault() {
-    EventCounts c = EventCounts.parse("500000, direct=50_000");
+    PerRunner c = PerRunner.parse("500000, direct=50_000");
     assertThat(c.forRunner(RunnerKind.DIRECT)).isEqualTo(50_000);
     assertThat(c.forRunner(RunnerKind.WEIR)).isEqualTo(500_000);
     assertThat(c.uniform(ALL)).isFalse();
@@ -33,19 +33,19 @@ class EventCountsTest {
 
   @Test
   void aRunnerWithoutACountIsNamed() {
-    EventCounts c = EventCounts.parse("direct=50000,weir=1000000");
+    PerRunner c = PerRunner.parse("direct=50000,weir=1000000");
     assertThatThrownBy(() -> c.forRunner(RunnerKind.FLINK)).hasMessageContaining("flink")
         .hasMessageContaining("flink=N");
   }
 
   @Test
   void badItemsAreNamed() {
-    assertThatThrownBy(() -> EventCounts.parse("")).hasMessageContaining("--events");
-    assertThatThrownBy(() -> EventCounts.parse("0")).hasMessageContaining("'0'");
-    assertThatThrownBy(() -> EventCounts.parse("weir=lots")).hasMessageContaining("'lots'");
-    assertThatThrownBy(() -> EventCounts.parse("spark=10")).hasMessageContaining("unknown runner 'spark'");
-    assertThatThrownBy(() -> EventCounts.parse("weir=1,weir=2")).hasMessageContaining("weir twice");
-    assertThatThrownBy(() -> EventCounts.parse("1,2")).hasMessageContaining("two default counts");
+    assertThatThrownBy(() -> PerRunner.parse("")).hasMessageContaining("--events");
+    assertThatThrownBy(() -> PerRunner.parse("0")).hasMessageContaining("'0'");
+    assertThatThrownBy(() -> PerRunner.parse("weir=lots")).hasMessageContaining("'lots'");
+    assertThatThrownBy(() -> PerRunner.parse("spark=10")).hasMessageContaining("unknown runner 'spark'");
+    assertThatThrownBy(() -> PerRunner.parse("weir=1,weir=2")).hasMessageContaining("weir twice");
+    assertThatThrownBy(() -> PerRunner.parse("1,2")).hasMessageContaining("two default counts");
   }
 
   @Test
@@ -63,12 +63,12 @@ class EventCountsTest {
 
   @Test
   void warmupCountsAllowZeroAndNameTheirOwnOption() {
-    EventCounts w = EventCounts.parseWarmup("100000,direct=0");
+    PerRunner w = PerRunner.parseWarmup("100000,direct=0");
     assertThat(w.forRunner(RunnerKind.DIRECT)).isZero();
     assertThat(w.forRunner(RunnerKind.BARE)).isEqualTo(100_000);
-    assertThatThrownBy(() -> EventCounts.parseWarmup("-1")).hasMessageContaining("--warmup-events")
+    assertThatThrownBy(() -> PerRunner.parseWarmup("-1")).hasMessageContaining("--warmup-events")
         .hasMessageContaining(">= 0");
-    assertThatThrownBy(() -> EventCounts.parse("0")).hasMessageContaining("--events")
+    assertThatThrownBy(() -> PerRunner.parse("0")).hasMessageContaining("--events")
         .hasMessageContaining("positive");
   }
 
@@ -89,6 +89,36 @@ class EventCountsTest {
     NexmarkCommand bad = new NexmarkCommand();
     new picocli.CommandLine(bad).parseArgs("--runners", "weir", "--queries", "0", "--warmup-seconds", "-1");
     assertThatThrownBy(bad::plan)
-        .hasMessageContaining("--warmup-seconds -1").hasMessageContaining("seconds >= 0");
+        .hasMessageContaining("--warmup-seconds: '-1'").hasMessageContaining("seconds >= 0");
+  }
+
+  @Test
+  void theDefaultCommandSettlesEveryRunnerButDirectAndMeasuresForFiveSeconds() {
+    NexmarkCommand cmd = new NexmarkCommand();
+    new picocli.CommandLine(cmd).parseArgs();
+    assertThat(cmd.plan()).filteredOn(s -> s.runner() == RunnerKind.DIRECT)
+        .allSatisfy(s -> assertThat(s.warmupMaxSeconds()).isZero());
+    assertThat(cmd.plan()).filteredOn(s -> s.runner() != RunnerKind.DIRECT)
+        .allSatisfy(s -> assertThat(s.warmupMaxSeconds()).isEqualTo(30));
+    assertThat(cmd.plan()).allSatisfy(s -> {
+      assertThat(s.warmupSeconds()).isEqualTo(10);
+      assertThat(s.measuredSeconds()).isEqualTo(5);
+    });
+  }
+
+  @Test
+  void durationsTakeOneValueOrOnePerRunnerAndNameTheirOption() {
+    NexmarkCommand c = new NexmarkCommand();
+    new picocli.CommandLine(c).parseArgs("--runners", "direct,weir", "--queries", "0",
+        "--warmup-max-seconds", "40,direct=0", "--measured-seconds", "0,weir=8");
+    assertThat(c.plan()).extracting(s -> s.runner().id() + ":" + s.warmupMaxSeconds() + ":" + s.measuredSeconds())
+        .containsExactly("direct:0:0", "weir:40:8");
+    PerRunner sec = PerRunner.parseSeconds("5,flink=12", "--measured-seconds");
+    assertThat(sec.describe(List.of(RunnerKind.FLINK, RunnerKind.WEIR))).isEqualTo("flink 12, weir 5 s");
+    assertThat(sec.max(List.of(RunnerKind.FLINK, RunnerKind.WEIR))).isEqualTo(12);
+    NexmarkCommand bad = new NexmarkCommand();
+    new picocli.CommandLine(bad).parseArgs("--runners", "weir", "--queries", "0", "--measured-seconds", "weir=soon");
+    assertThatThrownBy(bad::plan).hasMessageContaining("--measured-seconds: 'soon'")
+        .hasMessageContaining("whole number of seconds >= 0");
   }
 }

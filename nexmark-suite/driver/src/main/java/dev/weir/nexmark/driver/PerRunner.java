@@ -1,6 +1,7 @@
-// Role: the --events option: Nexmark's numEvents per runner, so that each runner can be measured
-// at a size where it runs in steady state within the suite's time budget; and, in the same syntax,
-// --warmup-events: the events of the warm-up pass each runner's child JVM runs first.
+// Role: a whole number per runner, for the driver's options that size each runner's runs: --events
+// (Nexmark's numEvents, so that each runner can be measured at a size where it runs in steady state
+// within the suite's time budget), --warmup-events, and the seconds of --warmup-seconds,
+// --warmup-max-seconds and --measured-seconds.
 // Threading: immutable; safe from any thread.
 package dev.weir.nexmark.driver;
 
@@ -10,19 +11,22 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Events per run, per runner. Parsed from a comma-separated list whose items are either a bare
- * count (the default for every runner not named) or {@code runner=count}; e.g. {@code 1000000},
- * {@code direct=50000,flink=1000000,weir=1000000,bare=1000000} or {@code 500000,direct=50000}.
- * Every runner must end up with a positive count: a list that names some runners and gives no
- * bare default leaves the others unset, which {@link #forRunner} reports as an error.
+ * A whole number per runner (events, or seconds). Parsed from a comma-separated list whose items
+ * are either a bare count (the default for every runner not named) or {@code runner=count}; e.g.
+ * {@code 1000000}, {@code direct=50000,flink=1000000,weir=1000000,bare=1000000} or
+ * {@code 500000,direct=50000}. Every runner must end up with a count: a list that names some
+ * runners and gives no bare default leaves the others unset, which {@link #forRunner} reports as an
+ * error.
  */
-public final class EventCounts {
+public final class PerRunner {
   private final String option;
+  private final String unit;
   private final Long defaultCount;
   private final Map<RunnerKind, Long> perRunner;
 
-  private EventCounts(String option, Long defaultCount, Map<RunnerKind, Long> perRunner) {
+  private PerRunner(String option, String unit, Long defaultCount, Map<RunnerKind, Long> perRunner) {
     this.option = option;
+    this.unit = unit;
     this.defaultCount = defaultCount;
     this.perRunner = perRunner;
   }
@@ -33,8 +37,8 @@ public final class EventCounts {
    * @throws IllegalArgumentException naming the item when a count is not a positive integer, a
    *     runner is unknown, or the same runner (or the default) is given twice
    */
-  public static EventCounts parse(String text) {
-    return parse(text, "--events", 1);
+  public static PerRunner parse(String text) {
+    return parse(text, "--events", 1, "events");
   }
 
   /**
@@ -42,14 +46,24 @@ public final class EventCounts {
    *
    * @throws IllegalArgumentException as {@link #parse(String)}, naming {@code --warmup-events}
    */
-  public static EventCounts parseWarmup(String text) {
-    return parse(text, "--warmup-events", 0);
+  public static PerRunner parseWarmup(String text) {
+    return parse(text, "--warmup-events", 0, "events");
   }
 
-  private static EventCounts parse(String text, String option, long minimum) {
+  /**
+   * Parses a duration option's value ({@code --warmup-seconds}, {@code --warmup-max-seconds},
+   * {@code --measured-seconds}): the same syntax, whole seconds >= 0.
+   *
+   * @throws IllegalArgumentException as {@link #parse(String)}, naming {@code option}
+   */
+  public static PerRunner parseSeconds(String text, String option) {
+    return parse(text, option, 0, "s");
+  }
+
+  private static PerRunner parse(String text, String option, long minimum, String unit) {
     if (text == null || text.isBlank()) {
-      throw new IllegalArgumentException(option + " is empty; give a count (e.g. 1000000) or "
-          + "runner=count items (e.g. direct=50000,weir=1000000)");
+      throw new IllegalArgumentException(option + " is empty; give a number (e.g. 10) or "
+          + "runner=number items (e.g. 10,direct=0)");
     }
     Long dflt = null;
     Map<RunnerKind, Long> per = new LinkedHashMap<>();
@@ -60,18 +74,18 @@ public final class EventCounts {
         if (dflt != null) {
           throw new IllegalArgumentException(option + " gives two default counts ('" + text + "')");
         }
-        dflt = count(item, option, minimum);
+        dflt = count(item, option, minimum, unit);
       } else {
         RunnerKind r = RunnerKind.of(item.substring(0, eq));
-        if (per.put(r, count(item.substring(eq + 1), option, minimum)) != null) {
+        if (per.put(r, count(item.substring(eq + 1), option, minimum, unit)) != null) {
           throw new IllegalArgumentException(option + " names " + r.id() + " twice ('" + text + "')");
         }
       }
     }
-    return new EventCounts(option, dflt, per);
+    return new PerRunner(option, unit, dflt, per);
   }
 
-  private static long count(String s, String option, long minimum) {
+  private static long count(String s, String option, long minimum, String unit) {
     try {
       long n = Long.parseLong(s.trim().replace("_", ""));
       if (n >= minimum) {
@@ -80,8 +94,9 @@ public final class EventCounts {
     } catch (NumberFormatException e) {
       // reported below
     }
+    String what = unit.equals("s") ? "a whole number of seconds" : "an event count";
     throw new IllegalArgumentException(option + ": '" + s.trim() + "' is not "
-        + (minimum > 0 ? "a positive event count" : "an event count >= 0"));
+        + (minimum > 0 ? "a positive " + what.substring(what.indexOf(' ') + 1) : what + " >= 0"));
   }
 
   /**
@@ -112,15 +127,20 @@ public final class EventCounts {
     return asMap(runners).values().stream().distinct().count() <= 1;
   }
 
-  /** "50,000" when uniform, else "direct 50,000 · flink 1,000,000 · ...". */
+  /** The largest count over {@code runners} (0 when there are none). */
+  public long max(Collection<RunnerKind> runners) {
+    return asMap(runners).values().stream().mapToLong(Long::longValue).max().orElse(0);
+  }
+
+  /** "50,000 events" when uniform, else "direct 50,000, flink 1,000,000 events" (or "... s"). */
   public String describe(Collection<RunnerKind> runners) {
     Map<String, Long> m = asMap(runners);
     if (m.values().stream().distinct().count() <= 1 && !m.isEmpty()) {
-      return String.format(Locale.ROOT, "%,d events", m.values().iterator().next());
+      return String.format(Locale.ROOT, "%,d %s", m.values().iterator().next(), unit);
     }
     StringBuilder sb = new StringBuilder();
     m.forEach((r, n) -> sb.append(sb.length() == 0 ? "" : ", ")
         .append(String.format(Locale.ROOT, "%s %,d", r, n)));
-    return sb.append(" events").toString();
+    return sb.append(' ').append(unit).toString();
   }
 }
