@@ -26,7 +26,8 @@ class NexmarkSmokeIT {
     // built, so an unsupported transform is a recorded failure, not a test failure).
     int exit = new CommandLine(new NexmarkCommand()).execute(
         "--runners", "direct,flink,weir", "--queries", "0,3", "--events", "10000",
-        "--warmup-events", "2000", "--warmup-seconds", "1", "--timeout-per-run", "120",
+        "--warmup-events", "2000", "--warmup-seconds", "1", "--warmup-max-seconds", "0",
+        "--measured-seconds", "1", "--timeout-per-run", "120",
         "--out", out.toString());
     assertThat(exit).isZero();
 
@@ -62,6 +63,16 @@ class NexmarkSmokeIT {
         assertThat(run.get("warmupCpuSeconds").asDouble()).isPositive();
         assertThat(Path.of(run.get("runDir").asText()).resolve("perf-warmup.json")).exists();
         assertThat(run.get("peakRssBytes").asLong()).isPositive();
+        // The measured pass ran again over the same events until the passes took a second; each
+        // later pass wrote its own perf file, and every pass's count is the first's.
+        int passes = run.get("measuredPasses").asInt();
+        assertThat(passes).isBetween(1, 20);
+        assertThat(run.get("measuredSec").asDouble()).isPositive();
+        if (passes > 1) {
+          assertThat(Path.of(run.get("runDir").asText()).resolve("perf-measured-" + passes + ".json")).exists();
+          assertThat(run.get("measuredPassResults")).hasSize(passes)
+              .allSatisfy(c -> assertThat(c.asLong()).isEqualTo(n));
+        }
       } else {
         assertThat(run.get("firstErrorLine").asText()).isNotBlank();
       }
