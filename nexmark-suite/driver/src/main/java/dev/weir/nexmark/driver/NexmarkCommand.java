@@ -42,20 +42,20 @@ public final class NexmarkCommand implements Callable<Integer> {
   /**
    * Default events per run, per runner ({@link PerRunner}): Flink, Weir and bare at a size where
    * start-up and JIT warm-up weigh little (steady state), Direct, ~100x slower, at a size it
-   * finishes within the per-run budget. Sized, with the warm-up below, for the whole default suite
-   * (15 queries x direct, flink, weir, plus bare for Q0-Q2, streaming) to take about 15 minutes on
-   * 2 cores; the reasoning is in bin/weir. Direct 20,000 rather than 50,000 (session 15): Direct
-   * is the suite's slowest runner and only a reference point (its counts are not compared with the
-   * others' at a different size); at 50,000 it took 9.6 of the suite's 24 minutes, and its Q7
-   * (~0.3K events/s) could not finish within the run's budget. Flink and Weir keep 500,000 and
-   * their 300,000-event warm-up: less would have shortened the suite but not measured steady state.
+   * finishes within the per-run budget; the reasoning and the suite's time are in bin/weir. Direct
+   * 10,000 (50,000 until session 15, 20,000 until session 20): Direct is the suite's slowest
+   * runner and only a reference point (its counts are not compared with the others' at a
+   * different size); at 20,000 it took 6.6 of the suite's 27 minutes, 1.9 of them on Q7 (~0.3K
+   * events/s), and with the measured passes' least duration (--measured-seconds) its fast queries
+   * are measured for as long at 10,000. Flink and Weir keep 500,000 and their 300,000-event
+   * warm-up: less would have shortened the suite but not measured steady state.
    */
-  public static final String DEFAULT_EVENTS = "500000,direct=20000";
+  public static final String DEFAULT_EVENTS = "500000,direct=10000";
   /**
    * Default events of the warm-up pass every child JVM runs before its measured pass, per runner
    * (same syntax as --events): enough for the JIT to have compiled the hot path of the fast
    * queries before the measured interval starts, for every runner alike (bare included); Direct,
-   * ~100x slower, gets a pass of its own size's order. See bin/weir. 300,000 rather than 100,000:
+   * ~100x slower, gets a pass of its own size's order (5,000, and no floor: below). See bin/weir. 300,000 rather than 100,000:
    * with 100,000, HotSpot's compiler threads still took 37-40% of Weir's measured-pass CPU on Q0 and
    * Q8 at 1,000,000 events, compiling the Nexmark generator's {@code advance} (first C2-compiled at
    * the end of the warm-up pass) and the object cache's eviction path (the cache never filled);
@@ -63,7 +63,7 @@ public final class NexmarkCommand implements Callable<Integer> {
    * redundant on the stateful queries: with 100,000 events and the floor, Q4 and Q11 at 500,000
    * events lost 5% and 20% on Flink and 27% and 29% on Weir against 300,000 (session 15).
    */
-  public static final String DEFAULT_WARMUP_EVENTS = "300000,direct=10000";
+  public static final String DEFAULT_WARMUP_EVENTS = "300000,direct=5000";
   /**
    * Default least wall time of each run's warm-up passes, seconds, for every runner alike: after
    * the {@code --warmup-events} pass, more passes run until the warm-up took this long. Why: the
@@ -71,9 +71,11 @@ public final class NexmarkCommand implements Callable<Integer> {
    * Flink's warm-up already took 9-40 s per query, Weir's 4-5 s on the fast queries, and Weir's
    * compiler threads still ran 7.4 s in the 8.4 s measured pass of Q10 (-XX:+LogCompilation); a
    * 1,000,000-event warm-up took Weir's Q10 from 144.7K to 170.4K events/s and Q8 from 281.9K to
-   * 357.4K, Flink's by 1% and 5%. runner/BENCHMARKS.md, issue 14, session 14.
+   * 357.4K, Flink's by 1% and 5%. runner/BENCHMARKS.md, issue 14, session 14. Direct gets no
+   * floor (session 20): its one 5,000-event pass already lasts seconds, its measured pass 2-35 s,
+   * and the floor cost the default command 2.5 minutes of Direct warm-up for a reference point.
    */
-  public static final long DEFAULT_WARMUP_SECONDS = 10;
+  public static final String DEFAULT_WARMUP_SECONDS = "10,direct=0";
   /**
    * Default most wall time of each run's warm-up while HotSpot's compilers settle, seconds, per
    * runner: 30 for Flink, Weir and bare alike, none for Direct. Why: after the 10-s floor both
@@ -131,7 +133,7 @@ public final class NexmarkCommand implements Callable<Integer> {
           + "Default: ${DEFAULT-VALUE}.")
   String warmupEvents;
 
-  @Option(names = "--warmup-seconds", defaultValue = "" + DEFAULT_WARMUP_SECONDS,
+  @Option(names = "--warmup-seconds", defaultValue = DEFAULT_WARMUP_SECONDS,
       description = "Least wall time of each run's warm-up, seconds: after the --warmup-events pass, "
           + "the same JVM runs more warm-up passes (sized from the last pass's rate, at most 4 passes "
           + "in all) until they took this long together; 0 = the one pass only. One number for every "

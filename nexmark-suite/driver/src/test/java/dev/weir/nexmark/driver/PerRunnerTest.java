@@ -56,7 +56,7 @@ class PerRunnerTest {
     assertThat(plan).filteredOn(s -> s.runner() == RunnerKind.BARE)
         .extracting(RunSpec::query).containsExactly(0, 1, 2);
     assertThat(plan).filteredOn(s -> s.runner() == RunnerKind.DIRECT)
-        .allSatisfy(s -> assertThat(s.events()).isEqualTo(20_000));
+        .allSatisfy(s -> assertThat(s.events()).isEqualTo(10_000));
     assertThat(plan).filteredOn(s -> s.runner() != RunnerKind.DIRECT)
         .allSatisfy(s -> assertThat(s.events()).isEqualTo(500_000));
   }
@@ -96,14 +96,17 @@ class PerRunnerTest {
   void theDefaultCommandSettlesEveryRunnerButDirectAndMeasuresForFiveSeconds() {
     NexmarkCommand cmd = new NexmarkCommand();
     new picocli.CommandLine(cmd).parseArgs();
-    assertThat(cmd.plan()).filteredOn(s -> s.runner() == RunnerKind.DIRECT)
-        .allSatisfy(s -> assertThat(s.warmupMaxSeconds()).isZero());
-    assertThat(cmd.plan()).filteredOn(s -> s.runner() != RunnerKind.DIRECT)
-        .allSatisfy(s -> assertThat(s.warmupMaxSeconds()).isEqualTo(30));
-    assertThat(cmd.plan()).allSatisfy(s -> {
-      assertThat(s.warmupSeconds()).isEqualTo(10);
-      assertThat(s.measuredSeconds()).isEqualTo(5);
+    assertThat(cmd.plan()).filteredOn(s -> s.runner() == RunnerKind.DIRECT).allSatisfy(s -> {
+      assertThat(s.warmupEvents()).isEqualTo(5_000);
+      assertThat(s.warmupSeconds()).isZero();
+      assertThat(s.warmupMaxSeconds()).isZero();
     });
+    assertThat(cmd.plan()).filteredOn(s -> s.runner() != RunnerKind.DIRECT).allSatisfy(s -> {
+      assertThat(s.warmupEvents()).isEqualTo(300_000);
+      assertThat(s.warmupSeconds()).isEqualTo(10);
+      assertThat(s.warmupMaxSeconds()).isEqualTo(30);
+    });
+    assertThat(cmd.plan()).allSatisfy(s -> assertThat(s.measuredSeconds()).isEqualTo(5));
   }
 
   @Test
