@@ -181,24 +181,33 @@ public final class HtmlReport {
   }
 
   /**
-   * A duration setting as "10 s", or per runner as "direct 0, weir 30 s" when the runners differ
-   * ({@code <name>PerRunner}, since results schema 1.5.0; before, the single {@code <name>});
-   * "" when it is 0 for every runner or absent.
+   * A duration setting as "10 s", or per runner as "flink 10, weir 12 s" when the runners differ
+   * ({@code <name>PerRunner}, since results schema 1.5.0; before, the single {@code <name>}),
+   * runners at 0 named after it as "(direct: none)"; "" when it is 0 for every runner or absent.
    */
   static String perRunnerSeconds(JsonNode settings, String name) {
     JsonNode per = settings.path(name + "PerRunner");
     if (per.isObject() && per.size() > 0) {
-      Set<Long> distinct = new TreeSet<>();
-      StringBuilder sb = new StringBuilder();
+      Map<String, Long> given = new LinkedHashMap<>();
+      List<String> none = new ArrayList<>();
       per.fields().forEachRemaining(e -> {
-        distinct.add(e.getValue().asLong());
-        sb.append(sb.length() == 0 ? "" : ", ").append(e.getKey()).append(' ').append(e.getValue().asLong());
+        if (e.getValue().asLong() > 0) {
+          given.put(e.getKey(), e.getValue().asLong());
+        } else {
+          none.add(e.getKey());
+        }
       });
-      if (distinct.size() == 1) {
-        long only = distinct.iterator().next();
-        return only > 0 ? only + " s" : "";
+      if (given.isEmpty()) {
+        return "";
       }
-      return sb + " s";
+      StringBuilder sb = new StringBuilder();
+      if (new TreeSet<>(given.values()).size() == 1) {
+        sb.append(given.values().iterator().next());
+      } else {
+        given.forEach((r, n) -> sb.append(sb.length() == 0 ? "" : ", ").append(r).append(' ').append(n));
+      }
+      sb.append(" s");
+      return none.isEmpty() ? sb.toString() : sb + " (" + String.join(", ", none) + ": none)";
     }
     long one = settings.path(name).asLong(0);
     return one > 0 ? one + " s" : "";

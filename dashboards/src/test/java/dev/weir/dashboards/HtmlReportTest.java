@@ -114,7 +114,7 @@ class HtmlReportTest {
     String html = render(List.of(ResultsFile.read(sample.write(dir.resolve("r1")))));
     assertThat(html).contains("warm-up pass before each measured run: direct 10,000, weir 300,000 events, "
         + "then more passes until the warm-up took 10 s, then more while the JIT compilers were busy, up to "
-        + "direct 0, weir 30 s");
+        + "30 s (direct: none)");
     assertThat(html).contains("measured passes over the same events until they took 5 s");
   }
 }

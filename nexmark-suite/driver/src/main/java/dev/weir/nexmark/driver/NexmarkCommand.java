@@ -483,22 +483,22 @@ public final class NexmarkCommand implements Callable<Integer> {
   }
 
   /**
-   * E.g. "direct 10,000, weir 300,000 events, then more passes until the warm-up took 10 s, then
-   * more while the JIT compilers were busy, up to direct 0, weir 30 s".
+   * E.g. "direct 5,000, weir 300,000 events, then more passes until the warm-up took 10 s (direct:
+   * none), then more while the JIT compilers were busy, up to 30 s (direct: none)".
    */
   private String warmupDescription(PerRunner warm, List<RunnerKind> kinds) {
     PerRunner floor = PerRunner.parseSeconds(warmupSeconds, "--warmup-seconds");
     PerRunner most = PerRunner.parseSeconds(warmupMaxSeconds, "--warmup-max-seconds");
     return warm.describe(kinds) + (floor.max(kinds) > 0
-        ? ", then more passes until the warm-up took " + floor.describe(kinds) : "")
+        ? ", then more passes until the warm-up took " + floor.describeNonZero(kinds) : "")
         + (kinds.stream().anyMatch(k -> most.forRunner(k) > floor.forRunner(k))
-        ? ", then more while the JIT compilers were busy, up to " + most.describe(kinds) : "");
+        ? ", then more while the JIT compilers were busy, up to " + most.describeNonZero(kinds) : "");
   }
 
   /** E.g. "measured passes of the same events until they took 5 s" ("" when every runner runs one). */
   private String measuredDescription(List<RunnerKind> kinds) {
     PerRunner least = PerRunner.parseSeconds(measuredSeconds, "--measured-seconds");
     return least.max(kinds) > 0
-        ? "measured passes over the same events until they took " + least.describe(kinds) : "";
+        ? "measured passes over the same events until they took " + least.describeNonZero(kinds) : "";
   }
 }

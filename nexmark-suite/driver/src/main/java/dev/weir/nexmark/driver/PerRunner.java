@@ -5,8 +5,10 @@
 // Threading: immutable; safe from any thread.
 package dev.weir.nexmark.driver;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -130,6 +132,36 @@ public final class PerRunner {
   /** The largest count over {@code runners} (0 when there are none). */
   public long max(Collection<RunnerKind> runners) {
     return asMap(runners).values().stream().mapToLong(Long::longValue).max().orElse(0);
+  }
+
+  /**
+   * The runners' counts without those that are 0: "10 s" when the others agree, else
+   * "flink 10, weir 12 s"; then " (direct: none)" for the runners at 0. "" when all are 0.
+   */
+  public String describeNonZero(Collection<RunnerKind> runners) {
+    Map<String, Long> m = asMap(runners);
+    List<String> none = new ArrayList<>();
+    Map<String, Long> given = new LinkedHashMap<>();
+    m.forEach((r, n) -> {
+      if (n == 0) {
+        none.add(r);
+      } else {
+        given.put(r, n);
+      }
+    });
+    if (given.isEmpty()) {
+      return "";
+    }
+    String text;
+    if (given.values().stream().distinct().count() == 1) {
+      text = String.format(Locale.ROOT, "%,d %s", given.values().iterator().next(), unit);
+    } else {
+      StringBuilder sb = new StringBuilder();
+      given.forEach((r, n) -> sb.append(sb.length() == 0 ? "" : ", ")
+          .append(String.format(Locale.ROOT, "%s %,d", r, n)));
+      text = sb.append(' ').append(unit).toString();
+    }
+    return none.isEmpty() ? text : text + " (" + String.join(", ", none) + ": none)";
   }
 
   /** "50,000 events" when uniform, else "direct 50,000, flink 1,000,000 events" (or "... s"). */

@@ -119,6 +119,11 @@ class PerRunnerTest {
     PerRunner sec = PerRunner.parseSeconds("5,flink=12", "--measured-seconds");
     assertThat(sec.describe(List.of(RunnerKind.FLINK, RunnerKind.WEIR))).isEqualTo("flink 12, weir 5 s");
     assertThat(sec.max(List.of(RunnerKind.FLINK, RunnerKind.WEIR))).isEqualTo(12);
+    PerRunner most = PerRunner.parseSeconds("30,direct=0", "--warmup-max-seconds");
+    assertThat(most.describeNonZero(List.of(RunnerKind.DIRECT, RunnerKind.FLINK, RunnerKind.WEIR)))
+        .isEqualTo("30 s (direct: none)");
+    assertThat(most.describeNonZero(List.of(RunnerKind.DIRECT))).isEmpty();
+    assertThat(sec.describeNonZero(List.of(RunnerKind.FLINK, RunnerKind.WEIR))).isEqualTo("flink 12, weir 5 s");
     NexmarkCommand bad = new NexmarkCommand();
     new picocli.CommandLine(bad).parseArgs("--runners", "weir", "--queries", "0", "--measured-seconds", "weir=soon");
     assertThatThrownBy(bad::plan).hasMessageContaining("--measured-seconds: 'soon'")
