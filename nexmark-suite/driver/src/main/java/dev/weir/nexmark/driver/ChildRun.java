@@ -208,10 +208,11 @@ public final class ChildRun {
   }
 
   /**
-   * The entries of {@code runDir} whose names start with {@code prefix} (a warm-up pass's files and
-   * folders), sorted by name; empty when there are none or the folder cannot be listed.
+   * The entries of {@code runDir} whose names start with {@code prefix} (the files and folders of
+   * a warm-up pass, or of a measured pass after the first), sorted by name; empty when there are
+   * none or the folder cannot be listed.
    */
-  static List<Path> warmupFiles(Path runDir, String prefix) {
+  static List<Path> passFiles(Path runDir, String prefix) {
     try (java.util.stream.Stream<Path> s = Files.list(runDir)) {
       return s.filter(p -> p.getFileName().toString().startsWith(prefix)).sorted().toList();
     } catch (IOException | java.io.UncheckedIOException e) {
@@ -224,7 +225,7 @@ public final class ChildRun {
    * order (k = 2, 3, ...; by number, not by name).
    */
   static List<Path> measuredPerfFiles(Path runDir) {
-    return warmupFiles(runDir, "perf-measured-").stream()
+    return passFiles(runDir, "perf-measured-").stream()
         .sorted(java.util.Comparator.comparingInt(ChildRun::passNumber)).toList();
   }
 
@@ -365,7 +366,7 @@ public final class ChildRun {
       // The harness's warm-up passes (WarmupPass): <scratch>-warmup, <scratch>-warmup-2, ...; its
       // measured passes after the first (MeasuredPasses): <scratch>-measured-2, ...
       for (String pass : List.of("-warmup", "-measured")) {
-        for (Path other : warmupFiles(runDir, scratch + pass)) {
+        for (Path other : passFiles(runDir, scratch + pass)) {
           deleteScratch(other);
         }
       }
@@ -408,7 +409,7 @@ public final class ChildRun {
       }
       sumPasses(r, passes);
     }
-    for (Path warm : spec.warmupEvents() > 0 ? warmupFiles(runDir, "perf-warmup") : List.<Path>of()) {
+    for (Path warm : spec.warmupEvents() > 0 ? passFiles(runDir, "perf-warmup") : List.<Path>of()) {
       JsonNode warmPerf = readPerf(warm);
       if (warmPerf != null) {
         for (JsonNode e : warmPerf.path("errors")) {
