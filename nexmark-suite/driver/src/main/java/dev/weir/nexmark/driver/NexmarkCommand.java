@@ -220,11 +220,11 @@ public final class NexmarkCommand implements Callable<Integer> {
     counts.asMap(rs); // every runner must have a count
     PerRunner warm = PerRunner.parseWarmup(warmupEvents);
     warm.asMap(rs);
-    PerRunner warmSec = PerRunner.parseSeconds(warmupSeconds, "--warmup-seconds");
+    PerRunner warmSec = warmupFloor();
     warmSec.asMap(rs);
-    PerRunner warmMaxSec = PerRunner.parseSeconds(warmupMaxSeconds, "--warmup-max-seconds");
+    PerRunner warmMaxSec = warmupMost();
     warmMaxSec.asMap(rs);
-    PerRunner measuredSec = PerRunner.parseSeconds(measuredSeconds, "--measured-seconds");
+    PerRunner measuredSec = measuredLeast();
     measuredSec.asMap(rs);
     if (repeat < 1) {
       throw new IllegalArgumentException("--repeat must be at least 1");
@@ -326,9 +326,9 @@ public final class NexmarkCommand implements Callable<Integer> {
     doc.settings.put("warmupEventsPerRunner", warm.asMap(kinds));
     // "warmupSeconds" and "warmupMaxSeconds" stay one number (the largest) for readers of older
     // files, as "events" does; each runner's is in the *PerRunner maps.
-    PerRunner warmSec = PerRunner.parseSeconds(warmupSeconds, "--warmup-seconds");
-    PerRunner warmMaxSec = PerRunner.parseSeconds(warmupMaxSeconds, "--warmup-max-seconds");
-    PerRunner measuredSec = PerRunner.parseSeconds(measuredSeconds, "--measured-seconds");
+    PerRunner warmSec = warmupFloor();
+    PerRunner warmMaxSec = warmupMost();
+    PerRunner measuredSec = measuredLeast();
     doc.settings.put("warmupSeconds", warmSec.max(kinds));
     doc.settings.put("warmupSecondsPerRunner", warmSec.asMap(kinds));
     doc.settings.put("warmupMaxSeconds", warmMaxSec.max(kinds));
@@ -483,12 +483,39 @@ public final class NexmarkCommand implements Callable<Integer> {
   }
 
   /**
+   * The --warmup-seconds value, per runner.
+   *
+   * @throws IllegalArgumentException naming the option when a value is not a whole number >= 0
+   */
+  private PerRunner warmupFloor() {
+    return PerRunner.parseSeconds(warmupSeconds, "--warmup-seconds");
+  }
+
+  /**
+   * The --warmup-max-seconds value, per runner.
+   *
+   * @throws IllegalArgumentException naming the option when a value is not a whole number >= 0
+   */
+  private PerRunner warmupMost() {
+    return PerRunner.parseSeconds(warmupMaxSeconds, "--warmup-max-seconds");
+  }
+
+  /**
+   * The --measured-seconds value, per runner.
+   *
+   * @throws IllegalArgumentException naming the option when a value is not a whole number >= 0
+   */
+  private PerRunner measuredLeast() {
+    return PerRunner.parseSeconds(measuredSeconds, "--measured-seconds");
+  }
+
+  /**
    * E.g. "direct 5,000, weir 300,000 events, then more passes until the warm-up took 10 s (direct:
    * none), then more while the JIT compilers were busy, up to 30 s (direct: none)".
    */
   private String warmupDescription(PerRunner warm, List<RunnerKind> kinds) {
-    PerRunner floor = PerRunner.parseSeconds(warmupSeconds, "--warmup-seconds");
-    PerRunner most = PerRunner.parseSeconds(warmupMaxSeconds, "--warmup-max-seconds");
+    PerRunner floor = warmupFloor();
+    PerRunner most = warmupMost();
     return warm.describe(kinds) + (floor.max(kinds) > 0
         ? ", then more passes until the warm-up took " + floor.describeNonZero(kinds) : "")
         + (kinds.stream().anyMatch(k -> most.forRunner(k) > floor.forRunner(k))
@@ -497,7 +524,7 @@ public final class NexmarkCommand implements Callable<Integer> {
 
   /** E.g. "measured passes of the same events until they took 5 s" ("" when every runner runs one). */
   private String measuredDescription(List<RunnerKind> kinds) {
-    PerRunner least = PerRunner.parseSeconds(measuredSeconds, "--measured-seconds");
+    PerRunner least = measuredLeast();
     return least.max(kinds) > 0
         ? "measured passes over the same events until they took " + least.describeNonZero(kinds) : "";
   }

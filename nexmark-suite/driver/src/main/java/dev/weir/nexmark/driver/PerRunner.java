@@ -139,34 +139,27 @@ public final class PerRunner {
    * "flink 10, weir 12 s"; then " (direct: none)" for the runners at 0. "" when all are 0.
    */
   public String describeNonZero(Collection<RunnerKind> runners) {
-    Map<String, Long> m = asMap(runners);
+    Map<String, Long> given = new LinkedHashMap<>(asMap(runners));
     List<String> none = new ArrayList<>();
-    Map<String, Long> given = new LinkedHashMap<>();
-    m.forEach((r, n) -> {
+    given.forEach((r, n) -> {
       if (n == 0) {
         none.add(r);
-      } else {
-        given.put(r, n);
       }
     });
+    none.forEach(given::remove);
     if (given.isEmpty()) {
       return "";
     }
-    String text;
-    if (given.values().stream().distinct().count() == 1) {
-      text = String.format(Locale.ROOT, "%,d %s", given.values().iterator().next(), unit);
-    } else {
-      StringBuilder sb = new StringBuilder();
-      given.forEach((r, n) -> sb.append(sb.length() == 0 ? "" : ", ")
-          .append(String.format(Locale.ROOT, "%s %,d", r, n)));
-      text = sb.append(' ').append(unit).toString();
-    }
-    return none.isEmpty() ? text : text + " (" + String.join(", ", none) + ": none)";
+    return none.isEmpty() ? format(given) : format(given) + " (" + String.join(", ", none) + ": none)";
   }
 
   /** "50,000 events" when uniform, else "direct 50,000, flink 1,000,000 events" (or "... s"). */
   public String describe(Collection<RunnerKind> runners) {
-    Map<String, Long> m = asMap(runners);
+    return format(asMap(runners));
+  }
+
+  /** "50,000 events" when all of {@code m} agree, else "direct 50,000, flink 1,000,000 events". */
+  private String format(Map<String, Long> m) {
     if (m.values().stream().distinct().count() <= 1 && !m.isEmpty()) {
       return String.format(Locale.ROOT, "%,d %s", m.values().iterator().next(), unit);
     }
@@ -175,4 +168,5 @@ public final class PerRunner {
         .append(String.format(Locale.ROOT, "%s %,d", r, n)));
     return sb.append(' ').append(unit).toString();
   }
+
 }

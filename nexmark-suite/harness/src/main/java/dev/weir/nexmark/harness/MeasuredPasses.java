@@ -124,15 +124,7 @@ public record MeasuredPasses(long minSeconds, String[] args) {
    * @throws IllegalArgumentException naming the option when {@code v} is not a whole number >= 0
    */
   static long parseSeconds(String v) {
-    try {
-      long n = Long.parseLong(v.trim());
-      if (n >= 0) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw new IllegalArgumentException(OPTION + v + " is not a measured duration; allowed: a whole "
+    return WarmupPass.nonNegative(v, OPTION + v + " is not a measured duration; allowed: a whole "
         + "number of seconds >= 0 (0 = one measured pass)");
   }
 }

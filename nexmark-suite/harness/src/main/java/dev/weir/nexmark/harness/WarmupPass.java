@@ -254,7 +254,12 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
         + "seconds >= 0 (at most --warmupSeconds: no passes after the floor's)");
   }
 
-  private static long nonNegative(String v, String error) {
+  /**
+   * {@code v} as a whole number >= 0.
+   *
+   * @throws IllegalArgumentException with {@code error} when it is not one
+   */
+  static long nonNegative(String v, String error) {
     try {
       long n = Long.parseLong(v.trim());
       if (n >= 0) {
