@@ -510,12 +510,13 @@ public final class ChildRun {
     if (measured.isArray() && measured.size() > 0) {
       double compile = 0;
       double sec = 0;
+      boolean known = true; // every pass reported its compile time (-1: the JVM does not)
       for (JsonNode p : measured) {
-        compile += p.path("compileSeconds").asDouble(-1);
+        double c = p.path("compileSeconds").asDouble(-1);
+        known &= c >= 0;
+        compile += c;
         sec += p.path("seconds").asDouble(0);
       }
-      boolean known = java.util.stream.StreamSupport.stream(measured.spliterator(), false)
-          .allMatch(p -> p.path("compileSeconds").asDouble(-1) >= 0);
       r.measuredSec = sec > 0 ? sec : null;
       r.measuredCompileShare = known && sec > 0 ? compile / sec : null;
     }

@@ -63,10 +63,9 @@ public final class BareRunner {
     long warmupEvents;
     long warmupSeconds;
     long warmupMaxSeconds;
-    MeasuredPasses measuredPasses;
+    long measuredSeconds;
     try {
-      measuredPasses = new MeasuredPasses(MeasuredPasses.parseSeconds(opts.getOrDefault("measuredSeconds", "0")),
-          new String[0]);
+      measuredSeconds = MeasuredPasses.parseSeconds(opts.getOrDefault("measuredSeconds", "0"));
       warmupEvents = WarmupPass.parseEvents(opts.getOrDefault("warmupEvents", "0"));
       warmupSeconds = WarmupPass.parseSeconds(opts.getOrDefault("warmupSeconds", "0"));
       warmupMaxSeconds = WarmupPass.parseMaxSeconds(opts.getOrDefault("warmupMaxSeconds", "0"));
@@ -103,7 +102,7 @@ public final class BareRunner {
       ProcessFacts.startMeasuredPass();
     }
     long warmedEvents = warmup.events();
-    List<PassStats> measured = measuredPasses.run(numEvents, pass -> {
+    List<PassStats> measured = MeasuredPasses.runPasses(measuredSeconds, numEvents, pass -> {
       long t0 = System.nanoTime();
       long results = run(config, query, threads, pipeline);
       double runtimeSec = (System.nanoTime() - t0) / 1e9;

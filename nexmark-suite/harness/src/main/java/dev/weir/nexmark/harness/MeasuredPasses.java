@@ -93,6 +93,18 @@ public record MeasuredPasses(long minSeconds, String[] args) {
    * @throws Exception whatever a pass throws; no later pass runs
    */
   public List<PassStats> run(long events, Pass pass) throws Exception {
+    return runPasses(minSeconds, events, pass);
+  }
+
+  /**
+   * Runs measured passes over {@code events} events each until they took {@code minSeconds} of
+   * wall time together, at most {@value #MAX_PASSES} (the bare limit, which has no Nexmark
+   * arguments to split, calls this directly).
+   *
+   * @return each pass as run, in order (at least one)
+   * @throws Exception whatever a pass throws; no later pass runs
+   */
+  public static List<PassStats> runPasses(long minSeconds, long events, Pass pass) throws Exception {
     List<PassStats> each = new ArrayList<>();
     double spentSec = 0;
     do {

@@ -18,9 +18,10 @@ import java.util.List;
  * all and, up to M seconds, until the JIT compilers have settled ({@link WarmupPass}); the measured
  * pass then writes Nexmark's perf file, again over the same events until the measured passes took
  * T seconds ({@link MeasuredPasses}; each later one writes a perf file of its own), and CPU, GC and
- * peak-RSS figures cover the measured passes ({@link ProcessFacts#startMeasuredPass}). Exit status 0 when Nexmark returned normally, 1 when it
- * threw (in any pass), 3 when the {@code --runner} class is missing. Process facts go to the file
- * named by the system property {@value ProcessFacts#OUT_PROPERTY}.
+ * peak-RSS figures cover the measured passes ({@link ProcessFacts#startMeasuredPass}). Exit status
+ * 0 when Nexmark returned normally, 1 when it threw (in any pass), 3 when the {@code --runner}
+ * class is missing. Process facts go to the file named by the system property
+ * {@value ProcessFacts#OUT_PROPERTY}.
  */
 public final class RunHarness {
   private RunHarness() {}

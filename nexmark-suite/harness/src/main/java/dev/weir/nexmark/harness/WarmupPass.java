@@ -198,8 +198,9 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
    *       pass corrects that.
    *   <li>Else, while the last pass's compile share is above {@value #SETTLED_COMPILE_SHARE}, at
    *       least {@value #MIN_SETTLING_PASS_SECONDS} s are left of {@code maxSeconds}, and fewer
-   *       than {@value #MAX_PASSES} + {@value #MAX_SETTLING_PASSES} passes ran in all: a pass of {@value #SETTLING_PASS_SECONDS}
-   *       s at the last rate (or the seconds left, if fewer), within the same bounds.
+   *       than {@value #MAX_PASSES} + {@value #MAX_SETTLING_PASSES} passes ran in all: a pass of
+   *       {@value #SETTLING_PASS_SECONDS} s at the last rate (or the seconds left, if fewer), within
+   *       the same bounds.
    *   <li>Else 0.
    * </ul>
    *
