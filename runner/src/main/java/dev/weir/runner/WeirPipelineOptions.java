@@ -89,6 +89,15 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   void setObjectCacheBytes(long objectCacheBytes);
 
+  @Description("Whether the object cache encodes a bag's full chunks (which a buffering GroupByKey or "
+      + "stateful DoFn will not change again) on shared sealer threads, half the available processors, "
+      + "instead of on the container's thread; at most 256 chunks per container wait for them, beyond "
+      + "that the container encodes them itself. False: always on the container's thread.")
+  @Default.Boolean(true)
+  boolean getBackgroundSealing();
+
+  void setBackgroundSealing(boolean backgroundSealing);
+
   @Description("Whether Beam metrics (counters, distributions, gauges) are collected per "
       + "PTransform. Off makes metrics() empty and disables PAssert's success-counter check.")
   @Default.Boolean(true)

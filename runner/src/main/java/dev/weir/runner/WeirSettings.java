@@ -43,6 +43,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param objectCacheSize decoded state values the object cache keeps per container (entries)
  * @param objectCacheBytes estimated bytes of those values per container (see
  *     {@link ObjectCacheSettings#bounded}), in bytes
+ * @param backgroundSealing whether sealed state values are encoded off the container that sealed
+ *     them ({@code --backgroundSealing}: by idle run loops and threads on spare cores)
  * @param metricsEnabled whether Beam metrics are collected per PTransform
  * @param metricsLogIntervalMs milliseconds between two logged summaries of the job's live metrics; 0:
  *     no log
@@ -58,7 +60,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize, long objectCacheBytes,
-    boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability, Checkpointing checkpointing,
+    boolean backgroundSealing, boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability, Checkpointing checkpointing,
     ExecutionEnvironment executionEnvironment, Map<String, String> samzaConfig) {
 
   /**
@@ -130,7 +132,7 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
     Map<String, String> samzaConfig =
         SamzaUserConfig.read(environment, options.getSamzaConfig(), options.getSamzaConfigOverride());
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
-        stateDirectory, objectCacheSize, objectCacheBytes, options.getMetricsEnabled(), metricsLogIntervalMs,
+        stateDirectory, objectCacheSize, objectCacheBytes, options.getBackgroundSealing(), options.getMetricsEnabled(), metricsLogIntervalMs,
         options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain),
         environment, samzaConfig);
   }
@@ -183,11 +185,11 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
   /** A one-line summary for the run log, e.g. {@code parallelism=2 containers=2 ...}. */
   public String describe() {
     return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
-            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d objectCacheBytes=%d metricsEnabled=%b metricsLogIntervalMs=%d "
+            + "stateBackend=%s stateDirectory=%s objectCacheSize=%d objectCacheBytes=%d backgroundSealing=%b metricsEnabled=%b metricsLogIntervalMs=%d "
             + "enforceEncodability=%b checkpointingIntervalMs=%d restoreMode=%s retainCheckpoints=%d "
             + "executionEnvironment=%s",
         parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
-        objectCacheSize, objectCacheBytes, metricsEnabled, metricsLogIntervalMs, enforceEncodability, checkpointing.intervalMs(),
+        objectCacheSize, objectCacheBytes, backgroundSealing, metricsEnabled, metricsLogIntervalMs, enforceEncodability, checkpointing.intervalMs(),
         checkpointing.restoreMode(), checkpointing.retain(), executionEnvironment);
   }
 }

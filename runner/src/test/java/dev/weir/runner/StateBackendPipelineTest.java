@@ -23,22 +23,30 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** GroupByKey state on both backends, with an object cache far smaller than the state. */
+/**
+ * GroupByKey state on both backends, with an object cache far smaller than the state, and a bag's
+ * full chunks sealed on the container's thread or by the job's sealers ({@code --backgroundSealing}).
+ */
 class StateBackendPipelineTest {
+  /** Elements: 400 per key, so each key's bag seals six full chunks. */
+  private static final int ELEMENTS = 12_000;
+
   @TempDir Path dir;
 
-  @ParameterizedTest(name = "{0}, streaming={1}")
-  @CsvSource({"ROCKSDB,false", "ROCKSDB,true", "MEMORY,false", "MEMORY,true"})
-  void groupByKeyIsExactWithATinyCacheAndTheJobDirectoryIsDeleted(String backend, boolean streaming)
-      throws Exception {
+  @ParameterizedTest(name = "{0}, streaming={1}, backgroundSealing={2}")
+  @CsvSource({"ROCKSDB,false,true", "ROCKSDB,true,true", "MEMORY,false,true", "MEMORY,true,true",
+      "ROCKSDB,true,false", "MEMORY,false,false"})
+  void groupByKeyIsExactWithATinyCacheAndTheJobDirectoryIsDeleted(String backend, boolean streaming,
+      boolean backgroundSealing) throws Exception {
     WeirPipelineOptions options = Pipelines.options(streaming);
+    options.setBackgroundSealing(backgroundSealing);
     options.setStateBackend(dev.weir.state.StateBackend.valueOf(backend));
     options.setStateDirectory(dir.toString());
     options.setObjectCacheSize(16); // far fewer entries than buffered elements: eviction write-back
     options.setMaxBundleSize(100);
     Pipeline p = Pipeline.create(options);
     List<Integer> numbers = new ArrayList<>();
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < ELEMENTS; i++) {
       numbers.add(i);
     }
     PCollection<KV<Integer, Long>> sums = p.apply(Create.of(numbers))
@@ -56,7 +64,7 @@ class StateBackendPipelineTest {
     @Override
     public Void apply(Iterable<KV<Integer, Long>> sums) {
       Map<Integer, Long> expected = new HashMap<>();
-      for (int i = 0; i < 3000; i++) {
+      for (int i = 0; i < ELEMENTS; i++) {
         expected.merge(i % 30, (long) i, Long::sum);
       }
       Map<Integer, Long> actual = new HashMap<>();

@@ -7,6 +7,7 @@ import dev.weir.runner.checkpoint.CheckpointStore;
 import dev.weir.runner.checkpoint.PlanFingerprint;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.state.ContainerState;
+import dev.weir.state.cache.SealerQueue;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.samza.container.TaskName;
 import dev.weir.runner.time.JobClock;
@@ -96,6 +97,12 @@ public final class JobExecutor {
   private long preparedCheckpoint;
   /** The job's MBeans and periodic metrics log; set by {@link #start()}. */
   private JobMonitoring monitoring;
+  /**
+   * Encodes the state values containers seal ({@code --backgroundSealing}), taken by idle run loops
+   * ({@link Container}) and by one thread per core no container uses; null when sealing is inline.
+   * Set in {@link #start()}, closed when the last container exited.
+   */
+  private volatile SealerQueue sealers;
 
   /**
    * Prepares (but does not start) the execution of {@code plan}.
@@ -113,6 +120,10 @@ public final class JobExecutor {
       plan.translationMetrics().forEach(metrics::register);
     }
     int containerCount = Math.max(1, Math.min(settings.containers(), plan.taskCount()));
+    if (settings.backgroundSealing()) {
+      sealers = new SealerQueue();
+      sealers.startThreads(Math.max(0, Runtime.getRuntime().availableProcessors() - containerCount), "weir-state-sealer");
+    }
     openJobState(containerCount);
     try {
       loopsEnded = new CountDownLatch(containerCount);
@@ -355,8 +366,13 @@ public final class JobExecutor {
       directory = jobState.containerDirectory(id);
       Files.createDirectories(directory);
     }
-    return new ContainerState(backend, directory, settings.objectCacheBounds(), "weir-container-" + id,
-        checkpointStore != null);
+    return new ContainerState(backend, directory, settings.objectCacheBounds(), sealers,
+        "weir-container-" + id, checkpointStore != null);
+  }
+
+  /** The queue of sealed state values to encode, for idle run loops; null if sealing is inline. Any thread. */
+  SealerQueue sealers() {
+    return sealers;
   }
 
   /** The job's live metrics (MBeans, metrics log); null before {@link #start()}. For tests. */
@@ -434,6 +450,10 @@ public final class JobExecutor {
       }
       if (m != null) {
         m.close(); // before completion: once waitUntilFinish returns, the job's MBeans are gone
+      }
+      SealerQueue s = sealers;
+      if (s != null) {
+        s.close(); // every cache is closed: queued encodings have nowhere to go
       }
       if (jobState != null) {
         // normal end only if every container ended normally and nobody cancelled the job

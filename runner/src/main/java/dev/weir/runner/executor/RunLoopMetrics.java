@@ -32,6 +32,8 @@ public final class RunLoopMetrics {
     TICK,
     /** The container's commit point. */
     COMMIT,
+    /** After an iteration without work: encoding state values any task sealed ({@code SealerQueue}). */
+    SEAL,
     /** Spinning, yielding or parking after an iteration without work. */
     IDLE
   }

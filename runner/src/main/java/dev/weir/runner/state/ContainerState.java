@@ -9,6 +9,7 @@ import dev.weir.state.store.StateStorage;
 import dev.weir.state.store.StateStoreException;
 import dev.weir.state.store.rocksdb.RocksDbSettings;
 import java.nio.ByteBuffer;
+import java.util.concurrent.Executor;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -105,6 +106,16 @@ public final class ContainerState implements AutoCloseable {
    */
   public ContainerState(StateBackend backend, Path directory, ObjectCacheSettings cacheBounds, String owner,
       boolean commitAtCheckpoints) {
+    this(backend, directory, cacheBounds, null, owner, commitAtCheckpoints);
+  }
+
+  /**
+   * As {@link #ContainerState(StateBackend, Path, ObjectCacheSettings, String, boolean)}, with sealed
+   * state values encoded on {@code sealer}'s threads (e.g. {@code WeirSettings#stateSealer()}), or on
+   * the container's thread if null.
+   */
+  public ContainerState(StateBackend backend, Path directory, ObjectCacheSettings cacheBounds, Executor sealer,
+      String owner, boolean commitAtCheckpoints) {
     this.owner = owner;
     this.commitAtCheckpoints = commitAtCheckpoints;
     // No write-ahead log and no staged batch: a working directory is wiped at every start
@@ -113,7 +124,7 @@ public final class ContainerState implements AutoCloseable {
     // (atomic commits of the directory itself) insert every write twice.
     this.storage = backend.open(directory, RocksDbSettings.defaults().withWriteAheadLog(false).withStagedWrites(false));
     checkLayout(storage, owner);
-    this.cache = new ObjectCache(storage, cacheBounds);
+    this.cache = new ObjectCache(storage, cacheBounds, sealer);
     this.store = cache.store(STORE);
   }
 
@@ -123,11 +134,20 @@ public final class ContainerState implements AutoCloseable {
    * {@link #close()} closes {@code storage}.
    */
   public ContainerState(StateStorage storage, ObjectCacheSettings cacheBounds, String owner, boolean commitAtCheckpoints) {
+    this(storage, cacheBounds, null, owner, commitAtCheckpoints);
+  }
+
+  /**
+   * As {@link #ContainerState(StateStorage, ObjectCacheSettings, String, boolean)}, with sealed state
+   * values encoded on {@code sealer}'s threads, or on the container's thread if null.
+   */
+  public ContainerState(StateStorage storage, ObjectCacheSettings cacheBounds, Executor sealer, String owner,
+      boolean commitAtCheckpoints) {
     this.owner = owner;
     this.commitAtCheckpoints = commitAtCheckpoints;
     this.storage = storage;
     checkLayout(storage, owner);
-    this.cache = new ObjectCache(storage, cacheBounds);
+    this.cache = new ObjectCache(storage, cacheBounds, sealer);
     this.store = cache.store(STORE);
   }
 

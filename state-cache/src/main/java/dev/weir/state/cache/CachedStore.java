@@ -154,13 +154,19 @@ public final class CachedStore {
    * bounded by a caller's weigher ({@link ObjectCacheSettings#maximumWeight}), which weighs
    * objects, this is a plain {@link #put(StateKey, Object, Coder)}.
    *
+   * <p>With a sealer executor ({@link ObjectCache#ObjectCache(dev.weir.state.store.StateStorage,
+   * ObjectCacheSettings, java.util.concurrent.Executor)}) the value is cached as an object and
+   * encoded on a sealer thread; its bytes take its place at a later safe point, unless the key was
+   * written, deleted or evicted since ({@link BackgroundSealer}). Only when too many values already
+   * wait for a sealer is it encoded here. A coder failure then surfaces at the write-back instead.
+   *
    * <p>The idea is the byte-serialized entry of a cache such as Kafka Streams' {@code ThreadCache},
    * applied only where the object would not be used again.
    *
-   * @param value the new value; not kept (only its encoding is)
-   * @param coder encodes {@code value} now, and decodes it at a later read
-   * @throws IllegalStateException if {@code coder} cannot encode {@code value} (the key's value is
-   *     then unchanged)
+   * @param value the new value; not kept once encoded (only its encoding is); must not change
+   * @param coder encodes {@code value} (now, or on a sealer thread), and decodes it at a later read
+   * @throws IllegalStateException if {@code coder} cannot encode {@code value} on this thread (the
+   *     key's value is then unchanged)
    */
   public <V> void putSealed(StateKey key, V value, Coder<V> coder) {
     Objects.requireNonNull(value, "value");
@@ -171,6 +177,16 @@ public final class CachedStore {
     }
     checkKey(key);
     owner.checkOpen();
+    BackgroundSealer sealer = owner.sealer;
+    if (sealer != null) {
+      owner.installSeals(); // frees room, and lets finished bytes go before more objects come
+      if (sealer.hasRoom()) {
+        CacheEntry entry = write(key, value, coder, -1, false);
+        if (entry != null && sealer.trySubmit(entry, value, coder)) {
+          return;
+        }
+      }
+    }
     byte[] encoded = encode(key, value, coder);
     sawSize(encoded.length);
     write(key, encoded, coder, encoded.length, true);
@@ -212,8 +228,9 @@ public final class CachedStore {
   /**
    * @param encodedBytesHint the caller's estimate of the value's encoded size in bytes, or -1 for none
    * @param encoded whether {@code value} is the value's encoded bytes ({@link #putSealed})
+   * @return the key's live entry, now holding {@code value}; null after a delete (which may leave no entry)
    */
-  private void write(StateKey key, Object value, Coder<?> coder, int encodedBytesHint, boolean encoded) {
+  private CacheEntry write(StateKey key, Object value, Coder<?> coder, int encodedBytesHint, boolean encoded) {
     checkKey(key);
     owner.checkOpen();
     CacheEntry entry = owner.cache.getIfPresent(key);
@@ -230,7 +247,7 @@ public final class CachedStore {
         boolean mayBeStored = stored.mightContain(key.hashCode());
         if (value == null && !mayBeStored) {
           owner.elidedDeletes++; // a delete of a key neither cached nor stored: nothing to do
-          return;
+          return null;
         }
         // Mark it dirty before the put, which may evict it at once (into the deferred map).
         entry = new CacheEntry(key, value, coder, State.DIRTY, mayBeStored, owner.epoch);
@@ -240,7 +257,7 @@ public final class CachedStore {
         }
         markedDirty(entry);
         owner.cache.put(key, entry);
-        return;
+        return entry;
       }
     }
     // Update in place: no allocation on the hot path. The entry cannot be evicted between the
@@ -274,7 +291,7 @@ public final class CachedStore {
       } else {
         owner.takeDeferred(key); // evicted again by its re-admission above: must not be taken back
       }
-      return;
+      return null;
     } else if (entry.state != State.DIRTY) {
       entry.state = State.DIRTY;
       markedDirty(entry);
@@ -282,6 +299,7 @@ public final class CachedStore {
     if (owner.settings().weighted()) {
       owner.cache.put(key, entry); // re-weigh: the value changed
     }
+    return value == null ? null : entry;
   }
 
   /**
@@ -510,6 +528,24 @@ public final class CachedStore {
   /** The mean encoded size of this store's values, in bytes (see {@link #meanValueBytes}). */
   int meanValueBytes() {
     return meanValueBytes;
+  }
+
+  /**
+   * Puts a sealer's encoding in place of the value it encoded, if the entry still holds that very
+   * object (not replaced, deleted or evicted since; see {@link BackgroundSealer}); the entry keeps
+   * its state, so a DIRTY one writes these bytes as they are. A failed encoding leaves the object,
+   * whose write-back reports the failure. Owning thread.
+   */
+  void installSeal(BackgroundSealer.Job job) {
+    CacheEntry entry = job.entry;
+    byte[] encoded = job.encoded;
+    if (encoded == null || entry.encoded || entry.value != job.value || entry.state == State.EVICTED) {
+      return;
+    }
+    entry.value = encoded;
+    entry.encoded = true;
+    owner.bytesEncoded += encoded.length;
+    sawValueBytes(entry, encoded.length);
   }
 
   /** Decodes a sealed entry's bytes and caches the object in their place (same state, same weight). */

@@ -46,7 +46,10 @@ import java.util.Objects;
  *       change again and does not expect to read soon (a bag's full chunk), encode it at once and
  *       cache only the bytes, DIRTY as any write: the heap then holds the value at its encoded
  *       size, and young collections copy one array instead of its objects. Write-backs write those
- *       bytes as they are; a read decodes them once and caches the object in their place.
+ *       bytes as they are; a read decodes them once and caches the object in their place. With a
+ *       sealer executor the encoding runs on its threads instead, and the bytes replace the
+ *       object at the owning thread's next safe point if the entry still holds it ({@link
+ *       BackgroundSealer}): a value read before that costs no decode at all.
  *   <li><b>Flush</b> (and {@link #commit}): walk each store's dirty list, encode every entry still
  *       DIRTY, write them to the byte store in one {@code putAll}/{@code deleteAll}, mark them CLEAN.
  *   <li><b>Eviction</b>: Caffeine's synchronous eviction listener runs inside the removal; a DIRTY
@@ -101,7 +104,9 @@ import java.util.Objects;
  *
  * <h2>Threading</h2>
  *
- * Confined to one thread (the container's run loop), like its storage. Caffeine runs its
+ * Confined to one thread (the container's run loop), like its storage, except the encoding of
+ * sealed values when a sealer executor is given ({@link BackgroundSealer}: its threads only read
+ * the values and hand bytes back through a queue the owning thread drains). Caffeine runs its
  * maintenance on the calling thread ({@code executor(Runnable::run)}), so eviction and its
  * write-back happen synchronously inside the call that went over the bound (for entries touched
  * since the last safe point, at that safe point). {@link #stats()} may
@@ -111,6 +116,8 @@ public final class ObjectCache implements AutoCloseable {
 
   private final StateStorage storage;
   private final ObjectCacheSettings settings;
+  /** Encodes sealed values off the owning thread ({@link BackgroundSealer}); null: sealed puts encode inline. */
+  final BackgroundSealer sealer;
   final Cache<StateKey, CacheEntry> cache;
   private final Policy.Eviction<StateKey, CacheEntry> eviction;
   /** Stores by name. Only from the owning thread. */
@@ -163,8 +170,23 @@ public final class ObjectCache implements AutoCloseable {
    * @param settings the size bound
    */
   public ObjectCache(StateStorage storage, ObjectCacheSettings settings) {
+    this(storage, settings, null);
+  }
+
+  /**
+   * Creates a cache in front of {@code storage} whose sealed puts ({@link CachedStore#putSealed})
+   * are encoded on {@code sealer}'s threads rather than the caller's ({@link BackgroundSealer}).
+   * The cache does not own the storage or the executor: closing the cache leaves both as they are.
+   *
+   * @param storage the byte stores to cache
+   * @param settings the size bound
+   * @param sealer runs the encodings of sealed values (e.g. a {@link SealerQueue}), or null to
+   *     encode them on the owning thread at the put
+   */
+  public ObjectCache(StateStorage storage, ObjectCacheSettings settings, java.util.concurrent.Executor sealer) {
     this.storage = Objects.requireNonNull(storage, "storage");
     this.settings = Objects.requireNonNull(settings, "settings");
+    this.sealer = sealer == null ? null : new BackgroundSealer(sealer);
     Caffeine<Object, Object> builder = Caffeine.newBuilder().executor(Runnable::run);
     Caffeine<StateKey, CacheEntry> typed;
     this.byteBounded = settings.byteBounded();
@@ -185,6 +207,16 @@ public final class ObjectCache implements AutoCloseable {
     }
     this.cache = typed.build();
     this.eviction = cache.policy().eviction().orElseThrow();
+  }
+
+  /**
+   * Puts the encodings that sealer threads finished in place of their values (see {@link
+   * BackgroundSealer}); values replaced, deleted or evicted since keep what they have. Owning thread.
+   */
+  void installSeals() {
+    if (sealer != null && sealer.hasDone()) {
+      sealer.drain(job -> job.entry.key.store.installSeal(job));
+    }
   }
 
   /**
@@ -218,6 +250,7 @@ public final class ObjectCache implements AutoCloseable {
     checkOpen();
     long start = System.nanoTime();
     rethrowWriteBackFailure();
+    installSeals(); // finished encodings are written as they are
     writeBackDeferred();
     for (CachedStore store : stores.values()) {
       store.flushDirty();
@@ -233,13 +266,15 @@ public final class ObjectCache implements AutoCloseable {
    * timer firings): dirty entries evicted since the last safe point are encoded and written back,
    * and entries touched from now on count as touched in a new epoch. Callers that change values
    * in place between a read and a write (see the class comment) must call it whenever they are
-   * done with a unit of work; {@link #flush()} and {@link #commit} are safe points too. Cheap when
-   * nothing was evicted (one check and an increment).
+   * done with a unit of work; {@link #flush()} and {@link #commit} are safe points too. Also puts
+   * the encodings background sealers finished in place ({@link BackgroundSealer}). Cheap when
+   * nothing was evicted or sealed (a few checks and an increment).
    *
    * @throws IllegalStateException if a coder fails to encode a deferred value (state is then not
    *     committed), or the cache is closed
    */
   public void safePoint() {
+    installSeals();
     if (!resized.isEmpty()) {
       reweigh(); // may defer dirty victims touched in this epoch: written just below
     }

@@ -53,13 +53,18 @@ class ObjectCacheModelTest {
     List<Arguments> out = new ArrayList<>();
     for (Backend backend : Backend.values()) {
       for (int cacheSize : new int[] {1, 3, 16, 64, 1000}) {
-        out.add(Arguments.of(backend, cacheSize, Bound.ENTRIES, fixed));
+        out.add(Arguments.of(backend, cacheSize, Bound.ENTRIES, fixed, false));
       }
-      out.add(Arguments.of(backend, 40, Bound.WEIGHER, fixed)); // weighted by value length
-      out.add(Arguments.of(backend, 40, Bound.BYTES, fixed));
-      out.add(Arguments.of(backend, 8, Bound.ENTRIES, fresh));
-      out.add(Arguments.of(backend, 500, Bound.ENTRIES, fresh));
-      out.add(Arguments.of(backend, 16, Bound.BYTES, fresh));
+      out.add(Arguments.of(backend, 40, Bound.WEIGHER, fixed, false)); // weighted by value length
+      out.add(Arguments.of(backend, 40, Bound.BYTES, fixed, false));
+      out.add(Arguments.of(backend, 8, Bound.ENTRIES, fresh, false));
+      out.add(Arguments.of(backend, 500, Bound.ENTRIES, fresh, false));
+      out.add(Arguments.of(backend, 16, Bound.BYTES, fresh, false));
+      // Sealed puts encoded on a sealer thread, installed at whichever safe point finds them done.
+      out.add(Arguments.of(backend, 3, Bound.ENTRIES, fixed, true));
+      out.add(Arguments.of(backend, 64, Bound.ENTRIES, fixed, true));
+      out.add(Arguments.of(backend, 40, Bound.BYTES, fixed, true));
+      out.add(Arguments.of(backend, 16, Bound.ENTRIES, fresh, true));
     }
     return out.stream();
   }
@@ -75,10 +80,11 @@ class ObjectCacheModelTest {
     BYTES
   }
 
-  @ParameterizedTest(name = "{0} cache={1} bound={2} seed={3}")
+  @ParameterizedTest(name = "{0} cache={1} bound={2} seed={3} backgroundSealing={4}")
   @MethodSource("configurations")
-  void randomOperations_matchTheTreeMapModel(Backend backend, int cacheSize, Bound bound, long seed) {
-    new Run(backend, cacheSize, bound, seed).execute();
+  void randomOperations_matchTheTreeMapModel(Backend backend, int cacheSize, Bound bound, long seed,
+      boolean backgroundSealing) {
+    new Run(backend, cacheSize, bound, seed, backgroundSealing).execute();
   }
 
   private final class Run {
@@ -86,6 +92,8 @@ class ObjectCacheModelTest {
     final int cacheSize;
     final Bound bound;
     final long seed;
+    /** A sealer thread of its own, or null: sealed puts encode inline. */
+    final SealerQueue sealers;
     final Random random;
     final Deque<String> recent = new ArrayDeque<>();
     TreeMap<byte[], String> model = new TreeMap<>(ByteKeys.ORDER);
@@ -96,11 +104,15 @@ class ObjectCacheModelTest {
     ObjectCache cache;
     CachedStore store;
 
-    Run(Backend backend, int cacheSize, Bound bound, long seed) {
+    Run(Backend backend, int cacheSize, Bound bound, long seed, boolean backgroundSealing) {
       this.backend = backend;
       this.cacheSize = cacheSize;
       this.bound = bound;
       this.seed = seed;
+      this.sealers = backgroundSealing ? new SealerQueue() : null;
+      if (sealers != null) {
+        sealers.startThreads(1, "model-sealer");
+      }
       this.random = new Random(seed);
     }
 
@@ -111,7 +123,7 @@ class ObjectCacheModelTest {
         case WEIGHER -> ObjectCacheSettings.maximumWeight(
             cacheSize * 10L, (k, v) -> 1 + (v == null ? 0 : ((String) v).length()));
         case BYTES -> ObjectCacheSettings.bounded(1000, cacheSize * 300L);
-      });
+      }, sealers);
       store = cache.store("model");
     }
 
@@ -138,11 +150,14 @@ class ObjectCacheModelTest {
         verifyEverything("final");
       } catch (AssertionError | RuntimeException e) {
         throw new AssertionError(String.format(
-            "model test failed: seed=%d backend=%s cacheSize=%d bound=%s step=%d%n"
+            "model test failed: seed=%d backend=%s cacheSize=%d bound=%s backgroundSealing=%b step=%d%n"
                 + "reproduce: -Dweir.model.seed=%d%nlast operations:%n  %s",
-            seed, backend, cacheSize, bound, step, seed, String.join("\n  ", recent)), e);
+            seed, backend, cacheSize, bound, sealers != null, step, seed, String.join("\n  ", recent)), e);
       } finally {
         close();
+        if (sealers != null) {
+          sealers.close();
+        }
       }
     }
 
