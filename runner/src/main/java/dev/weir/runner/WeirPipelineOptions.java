@@ -89,10 +89,11 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   void setObjectCacheBytes(long objectCacheBytes);
 
-  @Description("Whether the object cache encodes a bag's full chunks (which a buffering GroupByKey or "
-      + "stateful DoFn will not change again) on shared sealer threads, half the available processors, "
-      + "instead of on the container's thread; at most 256 chunks per container wait for them, beyond "
-      + "that the container encodes them itself. False: always on the container's thread.")
+  @Description("Whether a bag's full chunks (which a buffering GroupByKey or stateful DoFn will not change "
+      + "again) are encoded off the container that filled them: by any container whose run loop found no "
+      + "work, and by one thread per core beyond the job's containers (--containers). At most 256 chunks per "
+      + "container wait as objects; beyond that the container encodes them itself. False: always on the "
+      + "container's own thread.")
   @Default.Boolean(true)
   boolean getBackgroundSealing();
 

@@ -54,10 +54,11 @@ import org.apache.beam.sdk.util.common.ElementByteSizeObserver;
  *       copied them grew the heap to 2.1–2.4 GB; sealed, 1.2–1.6 GB, and 11–29% more events/s
  *       (runner/BENCHMARKS.md, issue 14, session 18). A read decodes each sealed chunk once and
  *       caches its objects again; the last chunk, still growing, stays an object. Under
- *       {@code --backgroundSealing} (the default) the encoding runs on a shared sealer thread and
- *       the bytes replace the chunk at the container's next safe point: Nexmark Q10's
- *       GroupByKey spent 14% of its busiest container's CPU samples encoding chunks at 1,000,000
- *       events (runner/BENCHMARKS.md, issue 14, session 21).
+ *       {@code --backgroundSealing} (the default) the encoding is done by whichever container's
+ *       run loop is idle, or a thread on a core no container uses ({@code SealerQueue}), and the
+ *       bytes replace the chunk at the container's next safe point: Nexmark Q10's GroupByKey
+ *       spent 14% of its busiest container's CPU samples encoding chunks at 1,000,000 events
+ *       while the other container idled (runner/BENCHMARKS.md, issue 14, session 21).
  * </ul>
  *
  * <p>Threading: confined to the owning task's container thread.
