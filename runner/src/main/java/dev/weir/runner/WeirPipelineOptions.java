@@ -91,9 +91,9 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   @Description("Whether a bag's full chunks (which a buffering GroupByKey or stateful DoFn will not change "
       + "again) are encoded off the container that filled them: by any container whose run loop found no "
-      + "work, and by one thread per core beyond the job's containers (--containers). At most 256 chunks per "
-      + "container wait as objects; beyond that the container encodes them itself. False: always on the "
-      + "container's own thread.")
+      + "work, and by one thread per core beyond the job's containers (--containers), at most one per "
+      + "container. At most 256 chunks per container wait as objects; beyond that the container encodes "
+      + "them itself. False: always on the container's own thread.")
   @Default.Boolean(true)
   boolean getBackgroundSealing();
 

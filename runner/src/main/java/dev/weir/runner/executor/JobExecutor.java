@@ -99,7 +99,8 @@ public final class JobExecutor {
   private JobMonitoring monitoring;
   /**
    * Encodes the state values containers seal ({@code --backgroundSealing}), taken by idle run loops
-   * ({@link Container}) and by one thread per core no container uses; null when sealing is inline.
+   * ({@link Container}) and by one thread per core no container uses ({@link #dedicatedSealers});
+   * null when sealing is inline.
    * Set in {@link #start()}, closed when the last container exited.
    */
   private volatile SealerQueue sealers;
@@ -122,7 +123,8 @@ public final class JobExecutor {
     int containerCount = Math.max(1, Math.min(settings.containers(), plan.taskCount()));
     if (settings.backgroundSealing()) {
       sealers = new SealerQueue();
-      sealers.startThreads(Math.max(0, Runtime.getRuntime().availableProcessors() - containerCount), "weir-state-sealer");
+      sealers.startThreads(dedicatedSealers(Runtime.getRuntime().availableProcessors(), containerCount),
+          "weir-state-sealer");
     }
     openJobState(containerCount);
     try {
@@ -368,6 +370,15 @@ public final class JobExecutor {
     }
     return new ContainerState(backend, directory, settings.objectCacheBounds(), sealers,
         "weir-container-" + id, checkpointStore != null);
+  }
+
+  /**
+   * Sealer threads of their own for a job of {@code containers} containers on {@code cores} cores:
+   * one per core no container uses, at most one per container (sealing is a part of a container's
+   * work, so more threads than containers would only wait).
+   */
+  static int dedicatedSealers(int cores, int containers) {
+    return Math.max(0, Math.min(cores - containers, containers));
   }
 
   /** The queue of sealed state values to encode, for idle run loops; null if sealing is inline. Any thread. */

@@ -9,13 +9,13 @@ import dev.weir.state.store.StateStorage;
 import dev.weir.state.store.StateStoreException;
 import dev.weir.state.store.rocksdb.RocksDbSettings;
 import java.nio.ByteBuffer;
-import java.util.concurrent.Executor;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import org.apache.beam.sdk.annotations.Internal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -111,8 +111,8 @@ public final class ContainerState implements AutoCloseable {
 
   /**
    * As {@link #ContainerState(StateBackend, Path, ObjectCacheSettings, String, boolean)}, with sealed
-   * state values encoded on {@code sealer}'s threads (e.g. {@code WeirSettings#stateSealer()}), or on
-   * the container's thread if null.
+   * state values encoded on {@code sealer}'s threads (the job's {@code SealerQueue}), or on the
+   * container's thread if null.
    */
   public ContainerState(StateBackend backend, Path directory, ObjectCacheSettings cacheBounds, Executor sealer,
       String owner, boolean commitAtCheckpoints) {

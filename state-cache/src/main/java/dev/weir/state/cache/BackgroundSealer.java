@@ -14,7 +14,8 @@ import org.apache.beam.sdk.util.CoderUtils;
  * <h2>How</h2>
  *
  * A sealed put caches the value as an object, DIRTY like any put, and hands the value and its coder
- * to an executor (a job's {@link SealerQueue}: idle run loops and threads on spare cores). The encoded bytes come back through a queue that only the owning thread drains
+ * to an executor (a job's {@link SealerQueue}: idle run loops and threads on spare cores). The
+ * encoded bytes come back through a queue that only the owning thread drains
  * ({@link ObjectCache#safePoint()}, {@link ObjectCache#flush()}, and the next sealed put): if the
  * entry still holds that very value object, the bytes take its place, exactly as a synchronous
  * sealed put would have left it; if the value was replaced, deleted or evicted meanwhile, the bytes
