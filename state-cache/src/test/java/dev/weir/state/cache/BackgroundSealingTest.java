@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.state.store.Backend;
-import dev.weir.state.store.StateStorage;
-import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
@@ -14,9 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.beam.sdk.util.CoderUtils;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -25,19 +21,13 @@ import org.junit.jupiter.params.provider.EnumSource;
  * sealer's jobs run when the test says, so every interleaving of puts, reads, write-backs and
  * finished encodings is pinned.
  */
-class BackgroundSealingTest {
-  @TempDir Path dir;
-  private StateStorage storage;
-  private ObjectCache cache;
-  private final CountingCoder coder = new CountingCoder();
+class BackgroundSealingTest extends CacheFixture {
   /** The sealer: jobs wait here until {@link #runSealer()}. */
   private final ArrayDeque<Runnable> jobs = new ArrayDeque<>();
   private final Executor sealer = jobs::add;
 
   private CachedStore open(Backend backend, ObjectCacheSettings settings) {
-    storage = backend.open(dir);
-    cache = new ObjectCache(storage, settings, sealer);
-    return cache.store("s");
+    return open(backend, settings, sealer);
   }
 
   private CachedStore open(Backend backend, long entries) {
@@ -47,16 +37,6 @@ class BackgroundSealingTest {
   private void runSealer() {
     while (!jobs.isEmpty()) {
       jobs.poll().run();
-    }
-  }
-
-  @AfterEach
-  void close() {
-    if (cache != null) {
-      cache.close();
-    }
-    if (storage != null) {
-      storage.close();
     }
   }
 
@@ -127,9 +107,7 @@ class BackgroundSealingTest {
     assertThat(cache.stats().dirtyWriteBacks()).isGreaterThanOrEqualTo(49);
     runSealer();
     cache.safePoint();
-    for (long i = 0; i < 50; i++) {
-      assertThat(store.get(b("k" + i), coder)).as("key k%d", i).isEqualTo(i);
-    }
+    assertReadsBackTheirIndex(store, 50);
   }
 
   @ParameterizedTest

@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.state.store.Backend;
-import dev.weir.state.store.StateStorage;
 import dev.weir.state.store.StoreIterator;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,37 +13,18 @@ import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.samza.storage.kv.Entry;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** The object cache's contract, on every backend. */
-class ObjectCacheTest {
-
-  @TempDir Path dir;
-  private StateStorage storage;
-  private ObjectCache cache;
-  private final CountingCoder coder = new CountingCoder();
+class ObjectCacheTest extends CacheFixture {
 
   private CachedStore open(Backend backend, ObjectCacheSettings settings) {
-    storage = backend.open(dir);
-    cache = new ObjectCache(storage, settings);
-    return cache.store("s");
+    return open(backend, settings, null);
   }
 
   private CachedStore open(Backend backend, long entries) {
     return open(backend, ObjectCacheSettings.maximumEntries(entries));
-  }
-
-  @AfterEach
-  void close() {
-    if (cache != null) {
-      cache.close();
-    }
-    if (storage != null) {
-      storage.close();
-    }
   }
 
   private static byte[] enc(long v) throws Exception {
@@ -154,9 +133,7 @@ class ObjectCacheTest {
     }
     assertThat(cache.stats().dirtyWriteBacks()).isGreaterThanOrEqualTo(99);
     assertThat(coder.encodes).hasValue(100);
-    for (long i = 0; i < 100; i++) {
-      assertThat(store.get(b("k" + i), coder)).as("key k%d", i).isEqualTo(i);
-    }
+    assertReadsBackTheirIndex(store, 100);
   }
 
   @ParameterizedTest
