@@ -100,10 +100,7 @@ class BackgroundSealingTest extends CacheFixture {
   @EnumSource(Backend.class)
   void evictedBeforeItsEncodingFinished_isWrittenBackInline_andReadBack(Backend backend) {
     CachedStore store = open(backend, 1);
-    for (long i = 0; i < 50; i++) {
-      store.putSealed(store.key(b("k" + i)), i, coder);
-      cache.safePoint();
-    }
+    putSealedIndexes(store, 50);
     assertThat(cache.stats().dirtyWriteBacks()).isGreaterThanOrEqualTo(49);
     runSealer();
     cache.safePoint();

@@ -24,6 +24,14 @@ abstract class CacheFixture {
     return cache.store("s");
   }
 
+  /** Seals keys {@code k0 … k<n-1>} to their index ({@link CachedStore#putSealed}), with a safe point after each. */
+  void putSealedIndexes(CachedStore store, long n) {
+    for (long i = 0; i < n; i++) {
+      store.putSealed(store.key(b("k" + i)), i, coder);
+      cache.safePoint();
+    }
+  }
+
   /** Asserts that keys {@code k0 … k<n-1>} read back as their index. */
   void assertReadsBackTheirIndex(CachedStore store, long n) {
     for (long i = 0; i < n; i++) {

@@ -127,10 +127,7 @@ class ObjectCacheTest extends CacheFixture {
   @EnumSource(Backend.class)
   void putSealed_thenEvicted_isWrittenWithoutEncodingAgain_andReadBack(Backend backend) {
     CachedStore store = open(backend, 1);
-    for (long i = 0; i < 100; i++) {
-      store.putSealed(store.key(b("k" + i)), i, coder);
-      cache.safePoint();
-    }
+    putSealedIndexes(store, 100);
     assertThat(cache.stats().dirtyWriteBacks()).isGreaterThanOrEqualTo(99);
     assertThat(coder.encodes).hasValue(100);
     assertReadsBackTheirIndex(store, 100);
