@@ -36,7 +36,8 @@ public final class ChildRun {
       "(^|\\W)(ERROR|FATAL|SEVERE)\\W|Exception|Error:|Error\\b");
 
   private final SuiteLayout layout;
-  private final int cores;
+  /** Parallelism and CPU pinning per run (--cores, --cpus and their sweeps). */
+  private final RunCpus cpus;
   private final long timeoutSec;
   private final List<String> passthrough;
   private final boolean assertCorrectness;
@@ -66,8 +67,17 @@ public final class ChildRun {
    */
   public ChildRun(SuiteLayout layout, int cores, long timeoutSec, List<String> passthrough,
                   boolean assertCorrectness, Profiling profiling, SuiteKafka kafka) {
+    this(layout, RunCpus.fixed(cores), timeoutSec, passthrough, assertCorrectness, profiling, kafka);
+  }
+
+  /**
+   * As the constructor above, with each run's parallelism and CPU pinning taken from {@code cpus}
+   * ({@code --cores}, {@code --cpus} and their sweeps).
+   */
+  public ChildRun(SuiteLayout layout, RunCpus cpus, long timeoutSec, List<String> passthrough,
+                  boolean assertCorrectness, Profiling profiling, SuiteKafka kafka) {
     this.layout = layout;
-    this.cores = cores;
+    this.cpus = cpus;
     this.timeoutSec = timeoutSec;
     this.passthrough = List.copyOf(passthrough);
     this.assertCorrectness = assertCorrectness;
@@ -153,7 +163,7 @@ public final class ChildRun {
         o.put("assertCorrectness", "true");
       }
     }
-    o.putAll(spec.runner().runnerOptions(cores, runDir));
+    o.putAll(spec.runner().runnerOptions(cpus.parallelism(spec), runDir));
     // The harness's (and the bare runner's) own options: warm-up passes before the measured one.
     o.put("warmupEvents", String.valueOf(spec.warmupEvents()));
     if (spec.warmupEvents() > 0 && spec.warmupSeconds() > 0) {
@@ -165,7 +175,7 @@ public final class ChildRun {
     if (spec.measuredSeconds() > 0) {
       o.put("measuredSeconds", String.valueOf(spec.measuredSeconds()));
     }
-    o.putAll(spec.sweep());
+    o.putAll(RunCpus.childSweep(spec.sweep()));
     for (String arg : passthrough) {
       String a = arg.startsWith("--") ? arg.substring(2) : arg;
       int eq = a.indexOf('=');
@@ -187,12 +197,19 @@ public final class ChildRun {
     return command(spec, runDir, classpath, null);
   }
 
-  /** The full child command line; {@code bootstrapServers} as in {@link #options(RunSpec, Path, String)}. */
+  /**
+   * The full child command line; {@code bootstrapServers} as in {@link #options(RunSpec, Path, String)}.
+   * A run pinned to CPUs ({@link RunCpus}) starts with {@code taskset -c 0-(N-1)} and has
+   * {@code -XX:ActiveProcessorCount=N}.
+   *
+   * @throws IllegalStateException when the run is pinned and {@code taskset} is not on PATH
+   */
   List<String> command(RunSpec spec, Path runDir, String classpath, String bootstrapServers) {
-    List<String> cmd = new ArrayList<>();
+    List<String> cmd = new ArrayList<>(cpus.launcher(spec));
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xms1g");
     cmd.add("-Xmx4g");
+    cmd.addAll(cpus.jvmFlags(spec));
     cmd.addAll(spec.runner().jvmFlags());
     if (profiling != null) {
       cmd.addAll(profiling.settings(runDir).jvmOptions(profiling.library()));
@@ -295,8 +312,12 @@ public final class ChildRun {
     r.sweep.putAll(spec.sweep());
     r.runDir = runDir.toString();
     Map<String, Object> cfg = new LinkedHashMap<>();
-    cfg.put("options", spec.runner().runnerOptions(cores, runDir));
-    cfg.put("notes", spec.runner().notes(cores));
+    int parallelism = cpus.parallelism(spec);
+    cfg.put("options", spec.runner().runnerOptions(parallelism, runDir));
+    cfg.put("notes", spec.runner().notes(parallelism));
+    if (cpus.cpus(spec) != null) {
+      cfg.put("cpus", cpus.cpus(spec));
+    }
     r.runnerConfig = cfg;
     r.correctness = "none";
 
@@ -323,7 +344,14 @@ public final class ChildRun {
         return r;
       }
     }
-    List<String> cmd = command(spec, runDir, classpath, bootstrapServers);
+    List<String> cmd;
+    try {
+      cmd = command(spec, runDir, classpath, bootstrapServers);
+    } catch (IllegalStateException e) {
+      r.status = RunRecord.FAILED;
+      r.firstErrorLine = e.getMessage();
+      return r;
+    }
     r.command = abbreviateClasspath(cmd, spec.runner());
     writeScript(runDir, cmd);
     if (profiling != null) {

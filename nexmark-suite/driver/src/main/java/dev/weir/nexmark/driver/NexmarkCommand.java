@@ -188,9 +188,16 @@ public final class NexmarkCommand implements Callable<Integer> {
           + "records correct=true, a failure null (the check also fails on Direct and Flink here).")
   boolean assertCorrectness;
 
-  @Option(names = "--cores", description = "Parallelism given to Flink and Weir, threads of bare. "
-      + "Default: available processors.")
+  @Option(names = "--cores", description = "Parallelism given to Flink and Weir, threads of bare "
+      + "(>= 1); the JVM still sees every CPU. Default: --cpus if given, else available processors. "
+      + "Sweepable: --sweep cores=1,2.")
   Integer cores;
+
+  @Option(names = "--cpus", description = "Pin each run's JVM to CPUs 0..N-1 (taskset) and size it "
+      + "for N (-XX:ActiveProcessorCount=N: containers, GC and JIT threads follow), N in 1..this "
+      + "machine's processors; the parallelism defaults to N. For scaling measurements: "
+      + "--sweep cpus=1,2. Default: no pinning.")
+  Integer cpus;
 
   @Parameters(paramLabel = "-- NEXMARK_OPTIONS", arity = "0..*",
       description = "Beam/Nexmark options (--name=value) passed through untouched.")
@@ -229,9 +236,12 @@ public final class NexmarkCommand implements Callable<Integer> {
     if (repeat < 1) {
       throw new IllegalArgumentException("--repeat must be at least 1");
     }
+    RunCpus runCpus = runCpus();
     List<Sweep> parsed = new ArrayList<>();
     for (String s : sweeps) {
-      parsed.add(Sweep.parse(s));
+      Sweep sweep = Sweep.parse(s);
+      runCpus.checkSweep(sweep);
+      parsed.add(sweep);
     }
     for (String p : passthrough) {
       if (!p.startsWith("--")) {
@@ -256,6 +266,15 @@ public final class NexmarkCommand implements Callable<Integer> {
     return plan;
   }
 
+  /**
+   * The parallelism and CPU pinning of the runs, from --cores and --cpus.
+   *
+   * @throws IllegalArgumentException naming the option when one is out of range
+   */
+  RunCpus runCpus() {
+    return RunCpus.of(cores, cpus, Runtime.getRuntime().availableProcessors());
+  }
+
   @Override
   public Integer call() throws Exception {
     List<RunSpec> plan;
@@ -278,8 +297,16 @@ public final class NexmarkCommand implements Callable<Integer> {
         return 2;
       }
     }
+    RunCpus runCpus = runCpus();
+    if (plan.stream().anyMatch(s -> runCpus.cpus(s) != null)) {
+      try {
+        RunCpus.taskset();
+      } catch (IllegalStateException e) {
+        System.err.println("weir nexmark: " + e.getMessage());
+        return 2;
+      }
+    }
     SuiteLayout layout = SuiteLayout.discover();
-    int parallelism = cores != null && cores > 0 ? cores : Runtime.getRuntime().availableProcessors();
     Instant started = Instant.now();
     Path root = out != null ? out : layout.home().resolve("results");
     String stamp = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(started);
@@ -290,7 +317,7 @@ public final class NexmarkCommand implements Callable<Integer> {
     Files.createDirectories(dir.resolve("runs"));
     SuiteKafka suiteKafka = needsKafka ? new SuiteKafka(kafka, dir.resolve("kafka-broker")) : null;
     try {
-      return runSuite(plan, layout, parallelism, started, dir, suiteKafka);
+      return runSuite(plan, layout, runCpus, started, dir, suiteKafka);
     } finally {
       if (suiteKafka != null) {
         suiteKafka.close();
@@ -298,8 +325,9 @@ public final class NexmarkCommand implements Callable<Integer> {
     }
   }
 
-  private Integer runSuite(List<RunSpec> plan, SuiteLayout layout, int parallelism, Instant started, Path dir,
+  private Integer runSuite(List<RunSpec> plan, SuiteLayout layout, RunCpus runCpus, Instant started, Path dir,
                            SuiteKafka suiteKafka) throws Exception {
+    int parallelism = runCpus.parallelism();
     ChildRun.Profiling profiling = null;
     if (profile) {
       Path library = AsyncProfilerLibrary.extract();
@@ -337,6 +365,7 @@ public final class NexmarkCommand implements Callable<Integer> {
     doc.settings.put("repeat", repeat);
     doc.settings.put("timeoutPerRunSec", timeoutPerRun);
     doc.settings.put("parallelism", parallelism);
+    doc.settings.put("cpus", runCpus.cpusOption());
     doc.settings.put("sweeps", sweeps);
     doc.settings.put("passthrough", passthrough);
     doc.settings.put("assertCorrectness", assertCorrectness);
@@ -369,7 +398,7 @@ public final class NexmarkCommand implements Callable<Integer> {
     System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %s per run %s, timeout %d s each) -> %s%n",
         plan.size(), String.join(",", runners), queries, String.join(",", modes),
         counts.describe(kinds), warmup, timeoutPerRun, dir);
-    ChildRun executor = new ChildRun(layout, parallelism, timeoutPerRun, passthrough,
+    ChildRun executor = new ChildRun(layout, runCpus, timeoutPerRun, passthrough,
         assertCorrectness, profiling, suiteKafka);
     // Freeze the repository's own jars (harness, runner, state-cache) for the whole suite.
     ClasspathSnapshot snapshot = new ClasspathSnapshot(layout.home(), dir.resolve("classpath"));
