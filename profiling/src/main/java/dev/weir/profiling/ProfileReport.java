@@ -85,7 +85,7 @@ public final class ProfileReport {
       files.add("alloc.collapsed");
 
       ProfileSummary summary = ProfileSummary.read(outDir.resolve("cpu.collapsed"), TOP_FRAMES);
-      Map<String, SpanTags.TagTotals> tags = SpanTags.read(jfr);
+      Map<String, SpanTags.TagTotals> tags = SpanTags.read(jfr, window.fromMs(), window.toMs());
       Map<String, Double> shares = new LinkedHashMap<>();
       Map<String, String> tagFiles = new LinkedHashMap<>();
       int n = 0;

@@ -59,7 +59,10 @@ public final class TransformSpans {
   private ByteBuffer samples;
   /** The buffer's value (time of the thread's latest sample) at the last transition; {@link #NO_MARK} if none. */
   private long mark = NO_MARK;
-  /** JFR time at which the last span written by the buffer path ended; 0 if none. */
+  /**
+   * JFR time at which the last span written by the buffer path ended, or at which this thread's
+   * first transition of the recording ran; 0 if neither.
+   */
   private long lastSpanEnd;
   /** Tag of the running segment, or null when executor code (no transform) runs. */
   private String current;
@@ -102,6 +105,12 @@ public final class TransformSpans {
     }
     if (samples != FALLBACK) {
       long latest = samples.getLong(0);
+      if (mark == NO_MARK) {
+        // the first transition of this recording on this thread: no span may start before it (the
+        // buffer holds 0 until the thread's first sample, and an older recording's sample time
+        // after that), so later spans start from here at the earliest; one clock read per thread
+        lastSpanEnd = Math.max(lastSpanEnd, Recording.timestamp());
+      }
       if (latest != mark && mark != NO_MARK && current != null) {
         // the thread was sampled in this segment, after the previous sample: a span from just
         // after that one (or from the end of the previous span, so that spans never overlap) to

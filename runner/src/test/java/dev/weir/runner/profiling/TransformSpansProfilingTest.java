@@ -69,6 +69,7 @@ class TransformSpansProfilingTest {
     command.add("-Xmx512m");
     command.add("@" + args);
     command.add(ChildPipeline.class.getName());
+    java.time.Instant launched = java.time.Instant.now();
     Process child = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(dir.resolve("child.log").toFile()).start();
     assertThat(child.waitFor(240, TimeUnit.SECONDS)).as("child finished").isTrue();
@@ -86,6 +87,14 @@ class TransformSpansProfilingTest {
         .anyMatch(tag -> tag.startsWith("Sum/"))
         .allMatch(tag -> tag.startsWith("Create/") || tag.startsWith("Burn/") || tag.startsWith("Sum/")
             || tag.equals("Group") || tag.startsWith("s"), "a transform or a stream writer");
+    // Every span lies inside the child's life: none starts at the clock's origin (a thread's first
+    // sampled segment once did, a span of some 36 hours on a machine up that long).
+    java.time.Instant finished = java.time.Instant.now();
+    for (RecordedEvent span : spans) {
+      assertThat(span.getStartTime()).as("start of span %s", span.getString("tag"))
+          .isAfterOrEqualTo(launched.minusSeconds(1));
+      assertThat(span.getEndTime()).as("end of span %s", span.getString("tag")).isBeforeOrEqualTo(finished);
+    }
     // Exclusive segments: on one thread, spans never overlap (a sample belongs to one transform).
     Map<Long, List<RecordedEvent>> byThread = new TreeMap<>();
     for (RecordedEvent span : spans) {
