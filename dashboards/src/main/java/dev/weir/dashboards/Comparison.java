@@ -47,9 +47,12 @@ public final class Comparison {
    * @param repeats number of runs summarised
    * @param firstErrorLine the first error of the first failed repeat, if no repeat was ok
    * @param profiling the first repeat's profile location, if any
+   * @param correctness how the first repeat with a verdict was judged (the driver's words, e.g. which
+   *     counts were compared), else the first repeat's; may be null
    */
   public record Cell(String runner, Double eventsPerSec, String status, Long numResults, Boolean correct,
-      boolean timingDependent, Double cpuSeconds, Long peakRssBytes, Long gcTimeMs, int repeats, String firstErrorLine, String profiling) {
+      boolean timingDependent, Double cpuSeconds, Long peakRssBytes, Long gcTimeMs, int repeats, String firstErrorLine, String profiling,
+      String correctness) {
 
     /** Whether the cell has a throughput to compare. */
     public boolean ok() {
@@ -132,7 +135,9 @@ public final class Comparison {
         toLong(median(ok, r -> r.gcTimeMs() == null ? null : r.gcTimeMs().doubleValue())),
         runs.size(),
         firstOk != null ? null : runs.get(0).firstErrorLine(),
-        runs.get(0).profiling());
+        runs.get(0).profiling(),
+        runs.stream().filter(r -> r.correct() != null).map(RunResult::correctness).filter(Objects::nonNull)
+            .findFirst().orElse(runs.get(0).correctness()));
   }
 
   private static Long toLong(Double d) {

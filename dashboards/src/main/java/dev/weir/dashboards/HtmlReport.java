@@ -344,7 +344,11 @@ public final class HtmlReport {
             ? "<td class=\"na\" title=\"result counts differ across runners, as they do between two runs of one "
                 + "runner: late-data drops of Nexmark's delayed events depend on timing; not judged\">timing</td>"
             : ok == null ? "<td class=\"na\" title=\"nothing could check\">n/a</td>"
-            : ok ? "<td class=\"good\">yes</td>" : "<td class=\"bad\">NO</td>");
+            : "");
+        if (ok != null) {
+          page.raw("<td class=\"").raw(ok ? "good" : "bad").raw("\" title=\"")
+              .text(c.correctness() == null ? "" : c.correctness()).raw("\">").raw(ok ? "yes" : "NO").raw("</td>");
+        }
       }
       for (String r : runners) {
         Cell c = row.cells().get(r);

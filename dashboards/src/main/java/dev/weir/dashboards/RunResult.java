@@ -53,9 +53,11 @@ public record RunResult(
   /**
    * Whether the driver recorded the run's result count as timing-dependent (Q6/Q9 counts that
    * differ across runners because late-data drops depend on timing): no verdict, and not wrong.
+   * The words may come after another verdict's (since results schema 1.7.0 a run's correctness
+   * also gives its check pass's, after {@code "check pass: "}).
    */
   public boolean timingDependent() {
-    return correctness != null && correctness.startsWith("timing-dependent");
+    return correctness != null && correctness.contains("timing-dependent");
   }
 
   /** Whether the run finished and its numbers can be compared. */

@@ -102,6 +102,24 @@ class HtmlReportTest {
   }
 
   @Test
+  void report_saysOnHoverWhichCountsAVerdictCompared() throws Exception {
+    SampleResults sample = new SampleResults("2026-11-26T18:00:00Z");
+    sample.run("direct", 3, "streaming", "ok", 2_700.0, 17L, Boolean.TRUE)
+        .correctness("streaming result counts equal across runners at 10000 events (direct=17, weir (check pass)=17)");
+    sample.run("weir", 3, "streaming", "ok", 1_260_000.0, 2_994L, Boolean.FALSE)
+        .correctness("streaming result counts equal across runners (flink=2994, weir=2994); check pass: streaming "
+            + "result counts differ across runners at 10000 events (direct=17, weir (check pass)=16)");
+    sample.run("weir", 6, "streaming", "ok", 32_000.0, 20_977L, null)
+        .correctness("check pass: timing-dependent: streaming result counts differ across runners at 10000 events");
+    String html = render(List.of(ResultsFile.read(sample.write(dir.resolve("r1")))));
+    assertThat(html).contains("<td class=\"good\" title=\"streaming result counts equal across runners at 10000 "
+        + "events (direct=17, weir (check pass)=17)\">yes</td>");
+    assertThat(html).contains("check pass: streaming result counts differ across runners at 10000 events "
+        + "(direct=17, weir (check pass)=16)\">NO</td>");
+    assertThat(html).contains(">timing</td>");
+  }
+
+  @Test
   void report_namesEachRunnersSettlingAndMeasuredSeconds() throws Exception {
     SampleResults sample = new SampleResults("2026-11-26T10:00:00Z");
     sample.settings().putObject("warmupEventsPerRunner").put("direct", 10_000).put("weir", 300_000);

@@ -165,6 +165,9 @@ public final class ChildRun {
     }
     o.putAll(spec.runner().runnerOptions(cpus.parallelism(spec), runDir));
     // The harness's (and the bare runner's) own options: warm-up passes before the measured one.
+    if (spec.checkEvents() > 0) {
+      o.put("checkEvents", String.valueOf(spec.checkEvents()));
+    }
     o.put("warmupEvents", String.valueOf(spec.warmupEvents()));
     if (spec.warmupEvents() > 0 && spec.warmupSeconds() > 0) {
       o.put("warmupSeconds", String.valueOf(spec.warmupSeconds()));
@@ -299,6 +302,29 @@ public final class ChildRun {
     }
   }
 
+  /**
+   * Fills {@code r}'s check-pass fields from the check pass's perf file ({@code perf-check.json}):
+   * its events, and its result count (0 when Nexmark reports -1 with events counted, as for the
+   * measured pass); Nexmark's errors in it go to {@code r.nexmarkErrors}. Nothing is filled when
+   * the file is missing (the run failed before or during the check pass).
+   */
+  void readCheckPass(RunRecord r, RunSpec spec, Path perfFile) {
+    JsonNode perf = readPerf(perfFile);
+    if (perf == null) {
+      return;
+    }
+    r.checkEvents = spec.checkEvents();
+    JsonNode nr = perf.path("numResults");
+    if (nr.isNumber() && nr.asLong() >= 0) {
+      r.checkResults = nr.asLong();
+    } else if (positiveOrNull(perf.path("eventsPerSec")) != null) {
+      r.checkResults = 0L;
+    }
+    for (JsonNode e : perf.path("errors")) {
+      r.nexmarkErrors.add("check pass (" + perfFile.getFileName() + "): " + e.asText());
+    }
+  }
+
   /** Runs the spec to completion or timeout; never throws for a failed run. */
   public RunRecord run(RunSpec spec, Path runDir) {
     RunRecord r = new RunRecord();
@@ -391,9 +417,10 @@ public final class ChildRun {
     // the child is gone; a cancelled streaming job keeps it, and a sweep would fill the disk.
     for (String scratch : List.of("weir-state", "flink-state")) {
       deleteScratch(runDir.resolve(scratch));
-      // The harness's warm-up passes (WarmupPass): <scratch>-warmup, <scratch>-warmup-2, ...; its
-      // measured passes after the first (MeasuredPasses): <scratch>-measured-2, ...
-      for (String pass : List.of("-warmup", "-measured")) {
+      // The harness's check pass (CheckPass): <scratch>-check; its warm-up passes (WarmupPass):
+      // <scratch>-warmup, <scratch>-warmup-2, ...; its measured passes after the first
+      // (MeasuredPasses): <scratch>-measured-2, ...
+      for (String pass : List.of("-check", "-warmup", "-measured")) {
         for (Path other : passFiles(runDir, scratch + pass)) {
           deleteScratch(other);
         }
@@ -436,6 +463,9 @@ public final class ChildRun {
         }
       }
       sumPasses(r, passes);
+    }
+    if (spec.checkEvents() > 0) {
+      readCheckPass(r, spec, runDir.resolve("perf-check.json"));
     }
     for (Path warm : spec.warmupEvents() > 0 ? passFiles(runDir, "perf-warmup") : List.<Path>of()) {
       JsonNode warmPerf = readPerf(warm);

@@ -77,50 +77,101 @@ public final class Correctness {
     }
   }
 
-  /** Applies the cross-runner result-count comparison to every ok run that has no verdict yet. */
+  /**
+   * One result count to compare: a run's measured count over its events, or its check pass's over
+   * its check events ({@link RunRecord#checkResults}).
+   */
+  private record Count(RunRecord run, long events, long results, boolean check) {
+    String label() {
+      return run.runner + (check ? " (check pass)" : "") + "=" + results;
+    }
+  }
+
+  /** One count's verdict: {@code correct} as {@link RunRecord#correct}, and the words for it. */
+  private record Verdict(Boolean correct, String words) {}
+
+  /**
+   * Applies the cross-runner result-count comparison to every ok run that has no verdict yet.
+   *
+   * <p>Counts are grouped by (query, mode, events, sweep values, repeat); a run's check pass
+   * (over the events of Direct's run of the same point, {@link RunRecord#checkEvents}) joins the
+   * group of those events, so with the default sizes Flink's and Weir's check passes are judged
+   * with Direct's run, and their measured counts with each other. A run with both verdicts is
+   * correct when neither is false and one is true; {@code correctness} gives both, the measured
+   * count's first.
+   */
   public static void compareCounts(List<RunRecord> runs) {
-    Map<String, List<RunRecord>> groups = new LinkedHashMap<>();
+    Map<String, List<Count>> groups = new LinkedHashMap<>();
     for (RunRecord r : runs) {
-      if (RunRecord.OK.equals(r.status) && r.numResults != null
-          && !"bare".equals(r.runner) && countsComparable(r.query)) {
-        String key = r.query + "|" + r.mode + "|" + r.events + "|" + r.sweep + "|" + r.repeat;
-        groups.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
+      if (!RunRecord.OK.equals(r.status) || "bare".equals(r.runner) || !countsComparable(r.query)) {
+        continue;
+      }
+      if (r.numResults != null) {
+        groups.computeIfAbsent(groupKey(r, r.events), k -> new ArrayList<>())
+            .add(new Count(r, r.events, r.numResults, false));
+      }
+      if (r.checkResults != null && r.checkEvents != null) {
+        groups.computeIfAbsent(groupKey(r, r.checkEvents), k -> new ArrayList<>())
+            .add(new Count(r, r.checkEvents, r.checkResults, true));
       }
     }
-    for (List<RunRecord> g : groups.values()) {
-      long distinctRunners = g.stream().map(x -> x.runner).distinct().count();
+    Map<RunRecord, Verdict> measured = new HashMap<>();
+    Map<RunRecord, List<Verdict>> checked = new LinkedHashMap<>();
+    for (List<Count> g : groups.values()) {
+      long distinctRunners = g.stream().map(x -> x.run.runner).distinct().count();
       if (distinctRunners < 2) {
         continue;
       }
       Map<Long, Integer> votes = new HashMap<>();
-      for (RunRecord r : g) {
-        votes.merge(r.numResults, 1, Integer::sum);
+      for (Count c : g) {
+        votes.merge(c.results, 1, Integer::sum);
       }
-      String counts = g.stream().map(x -> x.runner + "=" + x.numResults).collect(Collectors.joining(", "));
+      String counts = g.stream().map(Count::label).collect(Collectors.joining(", "));
+      String where = g.stream().anyMatch(Count::check) ? " at " + g.get(0).events + " events" : "";
       Long majority = null;
       for (Map.Entry<Long, Integer> e : votes.entrySet()) {
         if (e.getValue() * 2 > g.size()) {
           majority = e.getKey();
         }
       }
-      for (RunRecord r : g) {
-        if (r.correct != null) {
-          continue; // the model check already decided
-        }
+      for (Count c : g) {
+        RunRecord r = c.run;
+        Verdict v;
         if (votes.size() == 1) {
-          r.correct = Boolean.TRUE;
-          r.correctness = r.mode + " result counts equal across runners (" + counts + ")";
+          v = new Verdict(Boolean.TRUE, r.mode + " result counts equal across runners" + where + " (" + counts + ")");
         } else if (countsTimingDependent(r.query, r.mode)) {
-          r.correct = null;
-          r.correctness = "timing-dependent: " + r.mode + " result counts differ across runners ("
-              + counts + "), as they do between two runs of one runner: late-data drops of "
-              + "Nexmark's delayed events depend on timing; not judged";
+          v = new Verdict(null, "timing-dependent: " + r.mode + " result counts differ across runners" + where
+              + " (" + counts + "), as they do between two runs of one runner: late-data drops of "
+              + "Nexmark's delayed events depend on timing; not judged");
         } else {
-          r.correct = Objects.equals(majority, r.numResults);
-          r.correctness = r.mode + " result counts differ across runners (" + counts + ")"
-              + (majority == null ? "; no majority" : "; majority " + majority);
+          v = new Verdict(Objects.equals(majority, c.results), r.mode + " result counts differ across runners"
+              + where + " (" + counts + ")" + (majority == null ? "; no majority" : "; majority " + majority));
+        }
+        if (c.check) {
+          checked.computeIfAbsent(r, k -> new ArrayList<>()).add(v);
+        } else {
+          measured.put(r, v);
         }
       }
+    }
+    for (RunRecord r : runs) {
+      if (r.correct != null) {
+        continue; // the model check already decided
+      }
+      List<Verdict> all = new ArrayList<>();
+      if (measured.containsKey(r)) {
+        all.add(measured.get(r));
+      }
+      for (Verdict v : checked.getOrDefault(r, List.of())) {
+        all.add(new Verdict(v.correct, "check pass: " + v.words));
+      }
+      if (all.isEmpty()) {
+        continue;
+      }
+      boolean anyFalse = all.stream().anyMatch(v -> Boolean.FALSE.equals(v.correct));
+      boolean anyTrue = all.stream().anyMatch(v -> Boolean.TRUE.equals(v.correct));
+      r.correct = anyFalse ? Boolean.FALSE : anyTrue ? Boolean.TRUE : null;
+      r.correctness = all.stream().map(Verdict::words).collect(Collectors.joining("; "));
     }
     for (RunRecord r : runs) {
       if (r.correct == null && "none".equals(r.correctness)) {
@@ -130,5 +181,9 @@ public final class Correctness {
             : "none: no other runner's result count to compare with";
       }
     }
+  }
+
+  private static String groupKey(RunRecord r, long events) {
+    return r.query + "|" + r.mode + "|" + events + "|" + r.sweep + "|" + r.repeat;
   }
 }

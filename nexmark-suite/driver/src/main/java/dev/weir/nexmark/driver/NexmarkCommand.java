@@ -188,6 +188,15 @@ public final class NexmarkCommand implements Callable<Integer> {
           + "records correct=true, a failure null (the check also fails on Direct and Flink here).")
   boolean assertCorrectness;
 
+  @Option(names = "--check-pass", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "When Direct runs a query over fewer events than another runner (the default: "
+          + "10,000 against 500,000), that runner's JVM first runs the query once over Direct's "
+          + "events, before its warm-up and counted in it, and that count is judged against "
+          + "Direct's (checkEvents, checkResults, correctness in results.json). bare never runs "
+          + "one, nor do Q10 and Q12, whose counts depend on the runner. Default: on; "
+          + "--no-check-pass skips it.")
+  boolean checkPass = true;
+
   @Option(names = "--cores", description = "Parallelism given to Flink and Weir, threads of bare "
       + "(>= 1); the JVM still sees every CPU. Default: --cpus if given, else available processors. "
       + "Sweepable: --sweep cores=1,2.")
@@ -263,7 +272,35 @@ public final class NexmarkCommand implements Callable<Integer> {
         }
       }
     }
-    return plan;
+    return checkPass ? withCheckPasses(plan) : plan;
+  }
+
+  /**
+   * {@code plan} with a check pass ({@link RunSpec#checkEvents()}) in every run whose result count
+   * can be judged against a Direct run of the same query, mode, sweep values and repeat over other
+   * events: the pass runs Direct's events. Not for Direct's and bare's runs, nor for Q10 and Q12
+   * ({@link Correctness#countsComparable}).
+   */
+  static List<RunSpec> withCheckPasses(List<RunSpec> plan) {
+    Map<String, Long> directEvents = new LinkedHashMap<>();
+    for (RunSpec s : plan) {
+      if (s.runner() == RunnerKind.DIRECT) {
+        directEvents.put(pointKey(s), s.events());
+      }
+    }
+    List<RunSpec> out = new ArrayList<>(plan.size());
+    for (RunSpec s : plan) {
+      Long direct = directEvents.get(pointKey(s));
+      boolean check = direct != null && direct != s.events() && s.runner() != RunnerKind.DIRECT
+          && s.runner() != RunnerKind.BARE && Correctness.countsComparable(s.query());
+      out.add(check ? s.withCheckEvents(direct) : s);
+    }
+    return out;
+  }
+
+  /** A run's point without its runner and events: query, mode, sweep values, repeat. */
+  private static String pointKey(RunSpec s) {
+    return s.query() + "|" + s.mode() + "|" + s.sweepLabel() + "|" + s.repeat();
   }
 
   /**
@@ -369,6 +406,7 @@ public final class NexmarkCommand implements Callable<Integer> {
     doc.settings.put("sweeps", sweeps);
     doc.settings.put("passthrough", passthrough);
     doc.settings.put("assertCorrectness", assertCorrectness);
+    doc.settings.put("checkPass", checkPass);
     doc.settings.put("profile", profile);
     if (profiling != null) {
       doc.settings.put("profileEngine", profiling.engine().event());

@@ -16,7 +16,7 @@ import java.util.Map;
 @JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec",
     "warmupCompileShare", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "measuredPasses", "measuredSec",
-    "measuredCompileShare", "measuredPassResults", "wallSec",
+    "measuredCompileShare", "measuredPassResults", "checkEvents", "checkResults", "wallSec",
     "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "peakRssScope", "warmupPeakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
     "profiling"})
@@ -77,6 +77,14 @@ public final class RunRecord {
    * differ from pass to pass.
    */
   public List<Long> measuredPassResults;
+  /**
+   * Events of the check pass run before the warm-up (the reference runner's event count), null
+   * without one; its result count is judged against the reference runner's run over as many
+   * events (since results schema 1.7.0).
+   */
+  public Long checkEvents;
+  /** The check pass's result count; null without a check pass or when it reported none. */
+  public Long checkResults;
   /** Wall time of the child JVM as seen by the driver, seconds. */
   public Double wallSec;
   /** CPU seconds of the measured pass (after a warm-up pass, the warm-up's are not in it). */

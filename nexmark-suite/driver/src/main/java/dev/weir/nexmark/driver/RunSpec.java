@@ -13,13 +13,18 @@ import java.util.Map;
  * the most they may take while more passes wait for the JIT compilers to settle (at or below
  * {@code warmupSeconds}: no such passes); {@code measuredSeconds} is the least wall time of its
  * measured passes together (the measured pass repeats over the same events until it is reached;
- * the harness's {@code MeasuredPasses}; 0 = one pass).
+ * the harness's {@code MeasuredPasses}; 0 = one pass); {@code checkEvents} is the event count of a
+ * check pass run before the warm-up, whose result count is compared with the reference runner's
+ * run over as many events (the harness's {@code CheckPass}; 0 = none).
  */
 public record RunSpec(RunnerKind runner, int query, String mode, long events,
                       Map<String, String> sweep, int repeat, long warmupEvents, long warmupSeconds,
-                      long warmupMaxSeconds, long measuredSeconds) {
+                      long warmupMaxSeconds, long measuredSeconds, long checkEvents) {
   public RunSpec {
     sweep = Map.copyOf(sweep);
+    if (checkEvents < 0) {
+      throw new IllegalArgumentException("checkEvents must be >= 0, not " + checkEvents);
+    }
     if (warmupEvents < 0) {
       throw new IllegalArgumentException("warmupEvents must be >= 0, not " + warmupEvents);
     }
@@ -32,6 +37,19 @@ public record RunSpec(RunnerKind runner, int query, String mode, long events,
     if (measuredSeconds < 0) {
       throw new IllegalArgumentException("measuredSeconds must be >= 0, not " + measuredSeconds);
     }
+  }
+
+  /** A run without a check pass. */
+  public RunSpec(RunnerKind runner, int query, String mode, long events, Map<String, String> sweep, int repeat,
+      long warmupEvents, long warmupSeconds, long warmupMaxSeconds, long measuredSeconds) {
+    this(runner, query, mode, events, sweep, repeat, warmupEvents, warmupSeconds, warmupMaxSeconds,
+        measuredSeconds, 0);
+  }
+
+  /** The same run with a check pass over {@code events} events (0 = none). */
+  public RunSpec withCheckEvents(long events) {
+    return new RunSpec(runner, query, mode, this.events, sweep, repeat, warmupEvents, warmupSeconds,
+        warmupMaxSeconds, measuredSeconds, events);
   }
 
   /** A run whose warm-up does not wait for the compilers to settle, with one measured pass. */

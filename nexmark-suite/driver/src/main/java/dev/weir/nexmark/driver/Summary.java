@@ -21,7 +21,8 @@ import java.util.TreeMap;
 public final class Summary {
   /** One table row. */
   @JsonPropertyOrder({"query", "queryName", "mode", "sweep", "eventsPerSec", "status",
-      "numResults", "weirOverFlink", "weirOverDirect", "weirOverBare", "weirSamzaOverWeir"})
+      "numResults", "checkResults", "correct", "weirOverFlink", "weirOverDirect", "weirOverBare",
+      "weirSamzaOverWeir"})
   public static final class Row {
     public int query;
     public String queryName;
@@ -33,6 +34,15 @@ public final class Summary {
     public Map<String, String> status = new LinkedHashMap<>();
     /** runner -> result count of its (last ok) run. */
     public Map<String, Long> numResults = new LinkedHashMap<>();
+    /** runner -> result count of its (last ok) run's check pass, for runners that ran one. */
+    public Map<String, Long> checkResults = new LinkedHashMap<>();
+    /**
+     * runner -> verdict over its runs: false if any was wrong, true if any was right, else null
+     * (not judged, or timing-dependent).
+     */
+    public Map<String, Boolean> correct = new LinkedHashMap<>();
+    /** Whether some run's count was recorded as timing-dependent. */
+    public boolean timingDependent;
     public Double weirOverFlink;
     public Double weirOverDirect;
     public Double weirOverBare;
@@ -71,19 +81,32 @@ public final class Summary {
         List<Double> eps = new ArrayList<>();
         String status = null;
         Long results = null;
+        Long checked = null;
+        Boolean correct = null;
         for (RunRecord r : group) {
           if (r.runner.equals(runner)) {
             status = r.status;
             if (RunRecord.OK.equals(r.status)) {
               eps.add(r.eventsPerSec);
               results = r.numResults;
+              checked = r.checkResults;
             }
+            if (Boolean.FALSE.equals(r.correct)) {
+              correct = Boolean.FALSE;
+            } else if (Boolean.TRUE.equals(r.correct) && correct == null) {
+              correct = Boolean.TRUE;
+            }
+            row.timingDependent |= r.correctness != null && r.correctness.contains("timing-dependent");
           }
         }
         if (status != null) {
           row.eventsPerSec.put(runner, Stats.median(eps));
           row.status.put(runner, eps.isEmpty() ? status : RunRecord.OK);
           row.numResults.put(runner, results);
+          row.correct.put(runner, correct);
+          if (checked != null) {
+            row.checkResults.put(runner, checked);
+          }
         }
       }
       row.weirOverFlink = Stats.ratio(row.eventsPerSec.get("weir"), row.eventsPerSec.get("flink"));
@@ -173,8 +196,37 @@ public final class Summary {
     return Math.max(12, runner.length() + 5);
   }
 
-  /** "580 (all)" when every ok runner counted the same, else each runner's count. */
+  /**
+   * The row's result counts and what was judged of them: "580 (all 3 agree)" when every ok runner
+   * counted the same, else each runner's count; then the check passes' counts, if any ran
+   * ("check flink=17 weir=17"); then the verdict: "[ok]" when every judged runner was right,
+   * "[WRONG: weir]", "[timing-dependent]", or "[not judged]".
+   */
   static String resultsCell(Row row) {
+    String counts = countsCell(row);
+    if ("-".equals(counts)) {
+      return counts;
+    }
+    StringBuilder sb = new StringBuilder(counts);
+    if (!row.checkResults.isEmpty()) {
+      sb.append(" check");
+      row.checkResults.forEach((runner, n) -> sb.append(' ').append(runner).append('=').append(n));
+    }
+    List<String> wrong = new ArrayList<>();
+    boolean anyRight = false;
+    for (Map.Entry<String, Boolean> e : row.correct.entrySet()) {
+      if (Boolean.FALSE.equals(e.getValue())) {
+        wrong.add(e.getKey());
+      }
+      anyRight |= Boolean.TRUE.equals(e.getValue());
+    }
+    sb.append(!wrong.isEmpty() ? " [WRONG: " + String.join(", ", wrong) + "]"
+        : row.timingDependent ? " [timing-dependent]" : anyRight ? " [ok]" : " [not judged]");
+    return sb.toString();
+  }
+
+  /** "580 (all 3 agree)" when every ok runner counted the same, else each runner's count. */
+  static String countsCell(Row row) {
     List<Long> counts = new ArrayList<>();
     StringBuilder each = new StringBuilder();
     row.numResults.forEach((runner, n) -> {
@@ -189,7 +241,7 @@ public final class Summary {
     if (counts.stream().distinct().count() == 1) {
       return counts.get(0) + (counts.size() > 1 ? " (all " + counts.size() + " agree)" : "");
     }
-    return each + " (differ)";
+    return each.toString();
   }
 
   /** 1234567 -> "1.23M", 37764 -> "37.8K". */

@@ -46,4 +46,74 @@ class CorrectnessTest {
     assertThat(weir.correct).isNull();
     assertThat(weir.correctness).contains("no other runner");
   }
+
+  /** A run over 500,000 events with a check pass over Direct's 10,000 that gave {@code checked}. */
+  private static RunRecord checked(String runner, int query, long results, long checked) {
+    RunRecord r = TestRuns.ok(runner, query, 60_000, results);
+    r.events = 500_000;
+    r.checkEvents = 10_000L;
+    r.checkResults = checked;
+    return r;
+  }
+
+  private static RunRecord direct(int query, long results) {
+    RunRecord r = TestRuns.ok("direct", query, 2_000, results);
+    r.events = 10_000;
+    return r;
+  }
+
+  @Test
+  void checkPassesAreJudgedWithDirectsRunOverTheirEvents() {
+    RunRecord direct = direct(5, 7);
+    RunRecord flink = checked("flink", 5, 40, 7);
+    RunRecord weir = checked("weir", 5, 40, 7);
+    Correctness.compareCounts(List.of(direct, flink, weir));
+    assertThat(direct.correct).isTrue();
+    assertThat(direct.correctness).contains("at 10000 events").contains("direct=7")
+        .contains("weir (check pass)=7").contains("flink (check pass)=7");
+    assertThat(weir.correct).isTrue();
+    assertThat(weir.correctness).startsWith("streaming result counts equal across runners (flink=40, weir=40)")
+        .contains("; check pass: streaming result counts equal across runners at 10000 events");
+  }
+
+  @Test
+  void aCheckPassThatDiffersFromDirectMakesTheRunWrongEvenWhenItsMeasuredCountAgrees() {
+    RunRecord direct = direct(3, 27);
+    RunRecord flink = checked("flink", 3, 1_203, 27);
+    RunRecord weir = checked("weir", 3, 1_203, 26);
+    Correctness.compareCounts(List.of(direct, flink, weir));
+    assertThat(weir.correct).isFalse();
+    assertThat(weir.correctness).contains("check pass: streaming result counts differ").contains("majority 27");
+    assertThat(flink.correct).isTrue();
+    assertThat(direct.correct).isTrue();
+  }
+
+  @Test
+  void directAloneWithCheckPassesIsJudgedEvenWithoutPeersAtTheMeasuredSize() {
+    RunRecord direct = direct(1, 9_200);
+    RunRecord weir = checked("weir", 1, 460_000, 9_200);
+    Correctness.compareCounts(List.of(direct, weir));
+    assertThat(weir.correct).isTrue();
+    assertThat(weir.correctness).startsWith("check pass: ");
+    assertThat(direct.correct).isTrue();
+  }
+
+  @Test
+  void aTimingDependentCheckPassGivesNoVerdictButIsNamed() {
+    RunRecord direct = direct(6, 400);
+    RunRecord weir = checked("weir", 6, 8_585, 401);
+    Correctness.compareCounts(List.of(direct, weir));
+    assertThat(weir.correct).isNull();
+    assertThat(weir.correctness).startsWith("check pass: timing-dependent");
+    assertThat(direct.correct).isNull();
+  }
+
+  @Test
+  void queriesWhoseCountsDependOnTheRunnerAreNotCheckedEither() {
+    RunRecord direct = direct(10, 1);
+    RunRecord weir = checked("weir", 10, 2, 2);
+    Correctness.compareCounts(List.of(direct, weir));
+    assertThat(weir.correct).isNull();
+    assertThat(weir.correctness).contains("depends on the runner");
+  }
 }

@@ -23,9 +23,11 @@ class NexmarkSmokeIT {
   @Test
   void q0AndQ3OnEveryRunnerAgreeAndResultsValidate() throws Exception {
     // Weir is included; its runs must only agree when they finish ok (the runner is still being
-    // built, so an unsupported transform is a recorded failure, not a test failure).
+    // built, so an unsupported transform is a recorded failure, not a test failure). Direct runs
+    // fewer events, as in the default command, so Flink's and Weir's JVMs run a check pass over
+    // Direct's 4,000 events whose counts are judged against Direct's.
     int exit = new CommandLine(new NexmarkCommand()).execute(
-        "--runners", "direct,flink,weir", "--queries", "0,3", "--events", "10000",
+        "--runners", "direct,flink,weir", "--queries", "0,3", "--events", "10000,direct=4000",
         "--warmup-events", "2000", "--warmup-seconds", "1", "--warmup-max-seconds", "0",
         "--measured-seconds", "1", "--timeout-per-run", "120",
         "--out", out.toString());
@@ -41,6 +43,14 @@ class NexmarkSmokeIT {
     JsonNode doc = new ObjectMapper().readTree(results.toFile());
     assertThat(doc.get("runs")).hasSize(6);
     Map<Integer, Long> expected = new HashMap<>();
+    Map<Integer, Long> direct = new HashMap<>();
+    for (JsonNode run : doc.get("runs")) {
+      if (run.get("runner").asText().equals("direct") && run.get("status").asText().equals("ok")) {
+        direct.put(run.get("query").asInt(), run.get("numResults").asLong());
+        assertThat(run.get("checkEvents").isNull()).as("Direct runs no check pass").isTrue();
+      }
+    }
+    assertThat(direct).containsEntry(0, 4_000L);
     for (JsonNode run : doc.get("runs")) {
       String runner = run.get("runner").asText();
       int query = run.get("query").asInt();
@@ -48,7 +58,17 @@ class NexmarkSmokeIT {
         assertThat(run.get("status").asText()).as(runner + " Q" + query + ": " + run.get("firstErrorLine"))
             .isEqualTo("ok");
       }
-      if (run.get("status").asText().equals("ok")) {
+      if (run.get("status").asText().equals("ok") && runner.equals("direct")) {
+        assertThat(run.get("correct").asBoolean()).as("Direct Q" + query + ": " + run.get("correctness")).isTrue();
+      } else if (run.get("status").asText().equals("ok")) {
+        // The check pass ran over Direct's events in this JVM, wrote its own perf file, and its
+        // count equals Direct's.
+        assertThat(run.get("checkEvents").asLong()).isEqualTo(4_000L);
+        assertThat(Path.of(run.get("runDir").asText()).resolve("perf-check.json")).exists();
+        assertThat(run.get("checkResults").asLong()).as(runner + " Q" + query + " check pass vs Direct")
+            .isEqualTo(direct.get(query));
+        assertThat(run.get("correct").asBoolean()).as(runner + " Q" + query + ": " + run.get("correctness")).isTrue();
+        assertThat(run.get("correctness").asText()).contains("check pass: ");
         long n = run.get("numResults").asLong();
         Long prev = expected.putIfAbsent(query, n);
         assertThat(n).as(runner + " Q" + query + " result count vs the other runners").isEqualTo(prev == null ? n : prev);

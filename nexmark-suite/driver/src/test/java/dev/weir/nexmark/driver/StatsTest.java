@@ -73,4 +73,33 @@ class StatsTest {
     assertThat(s.rows.get(0).eventsPerSec.get("weir")).isEqualTo(20.0);
     assertThat(s.rows.get(0).weirOverFlink).isEqualTo(2.0);
   }
+
+  @Test
+  void summaryTableSaysWhatTheCheckPassesCountedAndTheVerdict() {
+    RunRecord direct = TestRuns.ok("direct", 3, 2_700.0, 17);
+    direct.events = 10_000;
+    RunRecord flink = TestRuns.ok("flink", 3, 150_000.0, 2_994);
+    RunRecord weir = TestRuns.ok("weir", 3, 1_200_000.0, 2_994);
+    for (RunRecord r : List.of(flink, weir)) {
+      r.events = 500_000;
+      r.checkEvents = 10_000L;
+      r.checkResults = 17L;
+    }
+    Correctness.compareCounts(List.of(direct, flink, weir));
+    Summary s = Summary.of(List.of(direct, flink, weir), List.of("direct", "flink", "weir"));
+    assertThat(Summary.resultsCell(s.rows.get(0)))
+        .isEqualTo("direct=17 flink=2994 weir=2994 check flink=17 weir=17 [ok]");
+    weir.checkResults = 16L;
+    for (RunRecord r : List.of(direct, flink, weir)) {
+      r.correct = null;
+      r.correctness = "none";
+    }
+    Correctness.compareCounts(List.of(direct, flink, weir));
+    assertThat(Summary.resultsCell(Summary.of(List.of(direct, flink, weir), List.of("direct", "flink", "weir"))
+        .rows.get(0))).endsWith("check flink=17 weir=16 [WRONG: weir]");
+    RunRecord alone = TestRuns.ok("weir", 5, 200_000.0, 40);
+    Correctness.compareCounts(List.of(alone));
+    assertThat(Summary.resultsCell(Summary.of(List.of(alone), List.of("weir")).rows.get(0)))
+        .isEqualTo("40 [not judged]");
+  }
 }

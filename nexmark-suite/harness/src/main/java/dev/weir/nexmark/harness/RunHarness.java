@@ -1,5 +1,6 @@
 // Role: the main class of every runner child JVM. Checks that the requested runner class is
-// loadable, optionally runs warm-up passes of the same query (WarmupPass), runs Beam's Nexmark
+// loadable, optionally runs a check pass over the reference runner's events (CheckPass) and warm-up
+// passes of the same query (WarmupPass), runs Beam's Nexmark
 // launcher (org.apache.beam.sdk.nexmark.Main) with the arguments unchanged, repeated until the
 // measured passes took long enough (MeasuredPasses), then writes process facts (ProcessFacts) and
 // exits with 0 (ok) or 1 (failed).
@@ -11,8 +12,11 @@ import java.util.List;
 
 /**
  * Entry point of a benchmark child JVM:
- * {@code RunHarness [--warmupEvents=N [--warmupSeconds=S] [--warmupMaxSeconds=M]] [--measuredSeconds=T]
- * <nexmark args>}.
+ * {@code RunHarness [--checkEvents=C] [--warmupEvents=N [--warmupSeconds=S] [--warmupMaxSeconds=M]]
+ * [--measuredSeconds=T] <nexmark args>}.
+ * With {@code --checkEvents=C} (C > 0) the query first runs once over C events, whose result count
+ * the driver compares with the reference runner's ({@link CheckPass}); its time counts toward the
+ * warm-up's S and M.
  * With {@code --warmupEvents=N} (N > 0; the harness's own options, not passed to Nexmark) the same
  * query first runs over N events in this JVM, and again until the warm-up passes took S seconds in
  * all and, up to M seconds, until the JIT compilers have settled ({@link WarmupPass}); the measured
@@ -37,10 +41,12 @@ public final class RunHarness {
     }
     int status = 0;
     String error = null;
+    CheckPass check;
     WarmupPass warmup;
     MeasuredPasses measured;
     try {
-      measured = MeasuredPasses.of(args);
+      check = CheckPass.of(args);
+      measured = MeasuredPasses.of(check.args());
       warmup = WarmupPass.of(measured.args());
       measured = measured.withArgs(warmup.measuredArgs());
     } catch (IllegalArgumentException e) {
@@ -52,13 +58,20 @@ public final class RunHarness {
     java.util.Map<String, Object> extra = new java.util.LinkedHashMap<>();
     long nexmarkStartEpochMs = System.currentTimeMillis();
     try {
+      String[] nexmarkArgs = warmup.measuredArgs();
+      PassStats checked = check.run(() -> org.apache.beam.sdk.nexmark.Main.main(check.passArgs(nexmarkArgs)));
+      if (checked != null) {
+        extra.put("checkPassStats", checked);
+      }
       if (warmup.events() > 0) {
-        WarmupPass.Done done = warmup.run(
+        WarmupPass.Done done = warmup.run(checked == null ? 0 : checked.seconds(),
             (pass, events) -> org.apache.beam.sdk.nexmark.Main.main(warmup.warmupArgs(pass, events)));
         extra.put("warmupEvents", done.events());
         extra.put("warmupPasses", done.passes());
         extra.put("warmupSec", done.seconds());
         extra.put("warmupPassStats", done.each());
+      }
+      if (checked != null || warmup.events() > 0) {
         ProcessFacts.startMeasuredPass();
       }
       // Wall-clock bounds of the measured passes, so a profile can be cut to the measured interval.

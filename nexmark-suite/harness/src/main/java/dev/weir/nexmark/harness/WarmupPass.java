@@ -162,7 +162,19 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
    * @throws Exception whatever a pass throws; no later pass runs
    */
   public Done run(Pass pass) throws Exception {
-    return runPasses(events, minSeconds, maxSeconds, pass);
+    return run(0, pass);
+  }
+
+  /**
+   * Runs this warm-up's passes in order (none when {@link #events()} is 0), counting
+   * {@code spentSec} seconds already spent warming this JVM on the same query (the check pass,
+   * {@link CheckPass}) toward the floor and the most: the first pass always runs.
+   *
+   * @param spentSec wall time already spent on the same query in this JVM, s (>= 0)
+   * @throws Exception whatever a pass throws; no later pass runs
+   */
+  public Done run(double spentSec, Pass pass) throws Exception {
+    return runPasses(events, minSeconds, maxSeconds, spentSec, pass);
   }
 
   /**
@@ -173,8 +185,19 @@ public record WarmupPass(long events, long minSeconds, long maxSeconds, String[]
    * @throws Exception whatever a pass throws; no later pass runs
    */
   public static Done runPasses(long events, long minSeconds, long maxSeconds, Pass pass) throws Exception {
+    return runPasses(events, minSeconds, maxSeconds, 0, pass);
+  }
+
+  /**
+   * As {@link #runPasses(long, long, long, Pass)}, with {@code alreadySpentSec} seconds of earlier
+   * work on the same query in this JVM counted toward {@code minSeconds} and {@code maxSeconds}.
+   *
+   * @throws Exception whatever a pass throws; no later pass runs
+   */
+  static Done runPasses(long events, long minSeconds, long maxSeconds, double alreadySpentSec, Pass pass)
+      throws Exception {
     List<PassStats> each = new ArrayList<>();
-    double spentSec = 0;
+    double spentSec = Math.max(0, alreadySpentSec);
     long next = events;
     while (next > 0) {
       int passNumber = each.size() + 1;
