@@ -507,8 +507,9 @@ public final class NexmarkCommand implements Callable<Integer> {
     }
     if (!counts.uniform(kinds)) {
       System.out.println("events per run: " + counts.describe(kinds) + " (ratios compare each "
-          + "runner's throughput at its own size; result counts are compared only between runs "
-          + "of equal size)");
+          + "runner's throughput at its own size; result counts are compared between runs of "
+          + "equal size" + (checkPass && kinds.contains(RunnerKind.DIRECT)
+              ? ", and every check pass's (\"check\") with Direct's run over as many events" : "") + ")");
     }
     long ok = doc.runs.stream().filter(r -> RunRecord.OK.equals(r.status)).count();
     System.out.printf("%n%d of %d runs ok.%n", ok, doc.runs.size());
