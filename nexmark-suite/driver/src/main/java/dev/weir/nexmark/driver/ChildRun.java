@@ -557,6 +557,7 @@ public final class ChildRun {
     }
     r.warmupPasses = h.path("warmupPasses").isNumber() ? h.path("warmupPasses").asInt() : null;
     r.warmupSec = positiveOrNull(h.path("warmupSec"));
+    r.checkSec = positiveOrNull(h.path("checkPassStats").path("seconds"));
     JsonNode passes = h.path("warmupPassStats");
     if (passes.isArray() && passes.size() > 0) {
       JsonNode last = passes.get(passes.size() - 1);

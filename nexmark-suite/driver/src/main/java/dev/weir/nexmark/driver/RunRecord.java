@@ -16,7 +16,7 @@ import java.util.Map;
 @JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec",
     "warmupCompileShare", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "measuredPasses", "measuredSec",
-    "measuredCompileShare", "measuredPassResults", "checkEvents", "checkResults", "wallSec",
+    "measuredCompileShare", "measuredPassResults", "checkEvents", "checkResults", "checkSec", "wallSec",
     "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "peakRssScope", "warmupPeakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
     "profiling"})
@@ -85,6 +85,11 @@ public final class RunRecord {
   public Long checkEvents;
   /** The check pass's result count; null without a check pass or when it reported none. */
   public Long checkResults;
+  /**
+   * Wall time of the check pass, seconds (the JVM's first, cold pass; it counts toward the
+   * warm-up's floor and most but not toward {@link #warmupSec}); null without one.
+   */
+  public Double checkSec;
   /** Wall time of the child JVM as seen by the driver, seconds. */
   public Double wallSec;
   /** CPU seconds of the measured pass (after a warm-up pass, the warm-up's are not in it). */

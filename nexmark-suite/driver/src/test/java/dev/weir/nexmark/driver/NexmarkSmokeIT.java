@@ -64,6 +64,7 @@ class NexmarkSmokeIT {
         // The check pass ran over Direct's events in this JVM, wrote its own perf file, and its
         // count equals Direct's.
         assertThat(run.get("checkEvents").asLong()).isEqualTo(4_000L);
+        assertThat(run.get("checkSec").asDouble()).isPositive();
         assertThat(Path.of(run.get("runDir").asText()).resolve("perf-check.json")).exists();
         assertThat(run.get("checkResults").asLong()).as(runner + " Q" + query + " check pass vs Direct")
             .isEqualTo(direct.get(query));
