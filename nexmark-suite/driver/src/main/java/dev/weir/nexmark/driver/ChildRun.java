@@ -314,15 +314,23 @@ public final class ChildRun {
       return;
     }
     r.checkEvents = spec.checkEvents();
-    JsonNode nr = perf.path("numResults");
-    if (nr.isNumber() && nr.asLong() >= 0) {
-      r.checkResults = nr.asLong();
-    } else if (positiveOrNull(perf.path("eventsPerSec")) != null) {
-      r.checkResults = 0L;
-    }
+    r.checkResults = resultCount(perf);
     for (JsonNode e : perf.path("errors")) {
       r.nexmarkErrors.add("check pass (" + perfFile.getFileName() + "): " + e.asText());
     }
+  }
+
+  /**
+   * The result count of one pass's perf object: its {@code numResults}, or 0 when Nexmark reports
+   * -1 while it measured a throughput (the results counter does not exist, i.e. the query emitted
+   * nothing; the events counter worked, so metrics do); null when it reports neither.
+   */
+  static Long resultCount(JsonNode perf) {
+    JsonNode nr = perf.path("numResults");
+    if (nr.isNumber() && nr.asLong() >= 0) {
+      return nr.asLong();
+    }
+    return positiveOrNull(perf.path("eventsPerSec")) != null ? 0L : null;
   }
 
   /** Runs the spec to completion or timeout; never throws for a failed run. */
@@ -436,15 +444,7 @@ public final class ChildRun {
     readFacts(r, runDir.resolve("harness.json"));
     JsonNode perf = readPerf(runDir.resolve("perf.json"));
     if (perf != null) {
-      JsonNode nr = perf.path("numResults");
-      Double eventsPerSec = positiveOrNull(perf.path("eventsPerSec"));
-      if (nr.isNumber() && nr.asLong() >= 0) {
-        r.numResults = nr.asLong();
-      } else if (eventsPerSec != null) {
-        // Nexmark reports -1 when the results counter does not exist, i.e. the query emitted
-        // nothing (the events counter worked, so metrics do): that is zero results.
-        r.numResults = 0L;
-      }
+      r.numResults = resultCount(perf);
       for (JsonNode e : perf.path("errors")) {
         r.nexmarkErrors.add(e.asText());
       }

@@ -74,6 +74,13 @@ class CheckPassPlanTest {
     assertThat(r.checkEvents).isEqualTo(10_000L);
     assertThat(r.checkResults).isEqualTo(27L);
 
+    // Nexmark reports -1 when the query emitted nothing (no results counter): zero results.
+    Files.writeString(perf, "{\"numEvents\":10000,\"runtimeSec\":0.5,\"eventsPerSec\":20000.0,"
+        + "\"numResults\":-1,\"resultsPerSec\":-1.0,\"errors\":[]}\n");
+    RunRecord none = new RunRecord();
+    cr.readCheckPass(none, spec, perf);
+    assertThat(none.checkResults).isZero();
+
     RunRecord missing = new RunRecord();
     cr.readCheckPass(missing, spec, tmp.resolve("absent.json"));
     assertThat(missing.checkEvents).isNull();
