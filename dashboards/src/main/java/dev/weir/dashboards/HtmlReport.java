@@ -340,12 +340,12 @@ public final class HtmlReport {
       for (String r : runners) {
         Cell c = row.cells().get(r);
         Boolean ok = c == null ? null : c.correct();
-        page.raw(ok == null && c != null && c.timingDependent()
-            ? "<td class=\"na\" title=\"result counts differ across runners, as they do between two runs of one "
-                + "runner: late-data drops of Nexmark's delayed events depend on timing; not judged\">timing</td>"
-            : ok == null ? "<td class=\"na\" title=\"nothing could check\">n/a</td>"
-            : "");
-        if (ok != null) {
+        if (ok == null && c != null && c.timingDependent()) {
+          page.raw("<td class=\"na\" title=\"result counts differ across runners, as they do between two runs of one "
+              + "runner: late-data drops of Nexmark's delayed events depend on timing; not judged\">timing</td>");
+        } else if (ok == null) {
+          page.raw("<td class=\"na\" title=\"nothing could check\">n/a</td>");
+        } else {
           page.raw("<td class=\"").raw(ok ? "good" : "bad").raw("\" title=\"")
               .text(c.correctness() == null ? "" : c.correctness()).raw("\">").raw(ok ? "yes" : "NO").raw("</td>");
         }

@@ -29,6 +29,14 @@ import java.util.stream.Collectors;
 public final class Correctness {
   private Correctness() {}
 
+  /** How {@code correctness} starts for a count recorded as timing-dependent (after "check pass: " for a check pass's). */
+  static final String TIMING_DEPENDENT = "timing-dependent: ";
+
+  /** Whether {@code correctness} records a count (measured or check pass) as timing-dependent. */
+  static boolean recordsTimingDependent(String correctness) {
+    return correctness != null && correctness.contains(TIMING_DEPENDENT);
+  }
+
   /** Queries with a Nexmark model (Query0Model..Query9Model, the two side-input joins). */
   public static boolean hasModel(int query) {
     return query <= 9 || query == 13 || query == 14;
@@ -140,7 +148,7 @@ public final class Correctness {
         if (votes.size() == 1) {
           v = new Verdict(Boolean.TRUE, r.mode + " result counts equal across runners" + where + " (" + counts + ")");
         } else if (countsTimingDependent(r.query, r.mode)) {
-          v = new Verdict(null, "timing-dependent: " + r.mode + " result counts differ across runners" + where
+          v = new Verdict(null, TIMING_DEPENDENT + r.mode + " result counts differ across runners" + where
               + " (" + counts + "), as they do between two runs of one runner: late-data drops of "
               + "Nexmark's delayed events depend on timing; not judged");
         } else {

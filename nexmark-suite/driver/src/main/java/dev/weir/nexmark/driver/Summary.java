@@ -96,7 +96,7 @@ public final class Summary {
             } else if (Boolean.TRUE.equals(r.correct) && correct == null) {
               correct = Boolean.TRUE;
             }
-            row.timingDependent |= r.correctness != null && r.correctness.contains("timing-dependent");
+            row.timingDependent |= Correctness.recordsTimingDependent(r.correctness);
           }
         }
         if (status != null) {
