@@ -9,7 +9,9 @@ import org.apache.beam.sdk.options.StreamingOptions;
 
 /**
  * Options of {@link WeirRunner}: how many partitions and container threads a job gets, how
- * bundles are cut, where state lives and whether Beam metrics are collected.
+ * bundles are cut, where state lives, whether Beam metrics are collected, how a streaming job
+ * checkpoints and restores, and where the translated job runs (embedded or on Apache Samza).
+ * The user's guide to them: docs/running-your-pipeline.md and docs/fault-tolerance.md.
  *
  * <p>Every value is checked once, at {@code run()}, by {@link WeirSettings#from}: a value out of
  * range fails there with an {@link IllegalArgumentException} naming the option and what is
@@ -50,9 +52,10 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   void setMaxBundleTimeMs(long maxBundleTimeMs);
 
-  @Description("Where keyed state (GroupByKey buffers, watermark holds) lives: ROCKSDB (one RocksDB "
-      + "instance per container under --stateDirectory, behind the object cache) or MEMORY (the Java heap). "
-      + "Accepted in any case (rocksdb, memory).")
+  @Description("Where keyed state lives (the user state and timers of stateful DoFns, GroupByKey and "
+      + "Combine accumulators, watermark holds): ROCKSDB (one RocksDB instance per container under "
+      + "--stateDirectory, behind the object cache; a streaming job on it takes checkpoints) or MEMORY "
+      + "(the Java heap; nothing survives the process). Accepted in any case (rocksdb, memory).")
   @Default.Enum("ROCKSDB")
   StateBackend getStateBackend();
 
@@ -70,7 +73,7 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
   @Description("Maximum number of decoded state values the object cache keeps per container "
       + "(entries), at least 1; see also --objectCacheBytes. Evicted dirty values are written back to the backend. "
       + "Larger is not faster: values that outlive a young collection cost the GC more than a RocksDB read "
-      + "(runner/BENCHMARKS.md, issue 14 item 8).")
+      + "(runner/benchmarks/HISTORY.md, issue 14, item 8).")
   @Default.Long(10_000L)
   long getObjectCacheSize();
 
@@ -116,9 +119,12 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
   void setMetricsLogIntervalMs(long metricsLogIntervalMs);
 
   @Description("Whether every element of every PCollection goes through its coder (encoded and "
-      + "decoded) before its consumers see it, as Beam's Direct runner does: finds coders that cannot "
-      + "encode their values or lose fields. Off, only the edges whose coder may change what a "
-      + "consumer sees round-trip (see DESIGN.md, 'Elements and their coders').")
+      + "decoded) before its consumers see it, as Beam's Direct runner does (its enforceEncodability): "
+      + "finds coders that cannot encode their values or lose fields, at the cost of a copy per element. "
+      + "Off (the default), elements pass to their consumers by reference, except those of the "
+      + "PCollections whose coder may change what a consumer sees (a SchemaCoder of Rows, a user coder, "
+      + "a coder that drops fields): those always round-trip. See runner/ARCHITECTURE.md, 'The path of "
+      + "one element', step 2.")
   // Not named enforceEncodability: Beam's DirectOptions owns that property with default true, and
   // Beam rejects one property declared with two defaults (the Direct runner is often on a test
   // classpath next to Weir).
@@ -159,9 +165,12 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
   }
 
   @Description("Where the translated job runs: EMBEDDED (Weir's own executor in this JVM, the default), "
-      + "SAMZA_LOCAL (Apache Samza's LocalApplicationRunner in this JVM, intermediate streams on Kafka topics; "
-      + "needs the artifact dev.weir:weir-runner-samza) or SAMZA_STANDALONE (several processes; not yet "
-      + "supported). Accepted in any case.")
+      + "SAMZA_LOCAL (Apache Samza's LocalApplicationRunner in this JVM, intermediate streams on Kafka topics) "
+      + "or SAMZA_STANDALONE (several processes that all run the same main, on samza-core's passthrough "
+      + "coordinator, each with its own processor.id, or on its ZooKeeper coordinator with "
+      + "job.coordinator.zk.connect, which moves a dead process's tasks to the others). Both SAMZA_* values "
+      + "need the artifact dev.weir:weir-runner-samza and a Kafka broker (see runner-samza/README.md). "
+      + "Accepted in any case.")
   @Default.Enum("EMBEDDED")
   ExecutionEnvironment getExecutionEnvironment();
 
