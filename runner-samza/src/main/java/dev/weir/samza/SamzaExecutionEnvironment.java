@@ -4,7 +4,7 @@ import dev.weir.runner.ExecutionEnvironment;
 import dev.weir.runner.ExecutionEnvironmentProvider;
 import dev.weir.runner.WeirPipelineResult;
 import dev.weir.runner.WeirSettings;
-import dev.weir.runner.executor.WeirTaskFactory;
+import dev.weir.runner.task.WeirTaskFactory;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.samza.WeirJobs;
 import dev.weir.runner.time.JobClock;

@@ -1,9 +1,9 @@
 package dev.weir.samza;
 
 import dev.weir.runner.WeirSettings;
-import dev.weir.runner.executor.HostedTask;
-import dev.weir.runner.executor.ProducerEndOfStream;
-import dev.weir.runner.executor.ProducerWatermark;
+import dev.weir.runner.task.HostedTask;
+import dev.weir.runner.stream.ProducerEndOfStream;
+import dev.weir.runner.stream.ProducerWatermark;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StreamPlan;

@@ -1,6 +1,6 @@
 package dev.weir.samza;
 
-import dev.weir.runner.executor.ProducerWatermark;
+import dev.weir.runner.stream.ProducerWatermark;
 import java.util.HashMap;
 import java.util.Map;
 

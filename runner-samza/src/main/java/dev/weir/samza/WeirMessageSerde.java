@@ -1,7 +1,7 @@
 package dev.weir.samza;
 
-import dev.weir.runner.executor.ProducerEndOfStream;
-import dev.weir.runner.executor.ProducerWatermark;
+import dev.weir.runner.stream.ProducerEndOfStream;
+import dev.weir.runner.stream.ProducerWatermark;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.runner.WeirPipelineOptions;
 import dev.weir.runner.WeirRunner;
 import dev.weir.runner.WeirSettings;
-import dev.weir.runner.executor.WeirTaskFactory;
+import dev.weir.runner.task.WeirTaskFactory;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.translation.JobPlan;

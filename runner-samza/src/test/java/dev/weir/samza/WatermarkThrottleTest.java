@@ -2,7 +2,7 @@ package dev.weir.samza;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.runner.executor.ProducerWatermark;
+import dev.weir.runner.stream.ProducerWatermark;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;

@@ -3,8 +3,8 @@ package dev.weir.samza;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.runner.executor.ProducerEndOfStream;
-import dev.weir.runner.executor.ProducerWatermark;
+import dev.weir.runner.stream.ProducerEndOfStream;
+import dev.weir.runner.stream.ProducerWatermark;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.ObjectInputStream;

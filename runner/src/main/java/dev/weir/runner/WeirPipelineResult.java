@@ -1,8 +1,8 @@
 package dev.weir.runner;
 
-import dev.weir.runner.executor.FailureContext;
+import dev.weir.runner.operators.FailureContext;
 import dev.weir.runner.executor.JobExecutor;
-import dev.weir.runner.executor.RunLoopMetrics;
+import dev.weir.runner.metrics.RunLoopMetrics;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;

@@ -3,7 +3,7 @@ package dev.weir.runner;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.runner.executor.FailureContext;
+import dev.weir.runner.operators.FailureContext;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

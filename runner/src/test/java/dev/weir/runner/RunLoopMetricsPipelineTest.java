@@ -2,7 +2,7 @@ package dev.weir.runner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.runner.executor.RunLoopMetrics;
+import dev.weir.runner.metrics.RunLoopMetrics;
 import java.util.List;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;

@@ -2,7 +2,7 @@ package dev.weir.runner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.runner.executor.FinalizationRecordingSource;
+import dev.weir.runner.source.FinalizationRecordingSource;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.io.Read;

@@ -1,7 +1,7 @@
 package dev.weir.runner.application;
 
-import dev.weir.runner.executor.InProcessStream;
-import dev.weir.runner.executor.WeirTaskFactory;
+import dev.weir.runner.stream.InProcessStream;
+import dev.weir.runner.task.WeirTaskFactory;
 import dev.weir.runner.samza.BeamSourceSystemFactory;
 import dev.weir.runner.samza.InProcessSystemFactory;
 import dev.weir.runner.samza.WeirJobs;

@@ -1,6 +1,6 @@
 package dev.weir.runner.checkpoint;
 
-import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.LongSupplier;
 import java.util.function.BooleanSupplier;
 import org.apache.beam.sdk.annotations.Internal;
 import org.slf4j.Logger;
@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * </ol>
  *
  * The pause costs the time the job needs to drain (one run-loop pass of in-flight work, typically
- * milliseconds) plus the commit and the RocksDB checkpoint; {@link #pauseStats()} records it. A
+ * milliseconds) plus the commit and the RocksDB checkpoint; {@link #stats()} records it. A
  * job that cannot become quiescent within {@link #pauseTimeoutNs} (e.g. a splittable DoFn's element
  * waits for a side input that only the paused sources can complete) skips that checkpoint with a
  * warning and tries again one interval later.
@@ -54,7 +54,7 @@ import org.slf4j.LoggerFactory;
  *
  * {@link #phase()} is a volatile read, called by every container on every run-loop pass; the
  * rest is guarded by this object's monitor and called by container threads, which block in
- * {@link #arriveQuiet} and {@link #snapshotDone} while others finish. {@link #pauseStats()} may be
+ * {@link #arriveQuiet} and {@link #snapshotDone} while others finish. {@link #stats()} may be
  * read from any thread.
  */
 @Internal
@@ -108,11 +108,10 @@ public final class CheckpointCoordinator {
   private volatile long nextDueNs;
   private long pauseStartNs;
   private long checkpointId;
-  /**
-   * Checkpoints completed, skipped, cumulative pause ns, max pause ns, last pause ns, last size bytes,
-   * last completed id; written under the monitor, read from any thread.
-   */
-  private final AtomicLongArray stats = new AtomicLongArray(7);
+  /** The checkpoints so far; replaced under the monitor, read from any thread. */
+  private volatile CheckpointStats stats;
+  /** The time source, ns ({@link System#nanoTime()} but in tests). */
+  private final LongSupplier nanoClock;
 
   /**
    * @param containers the job's containers, all live at start
@@ -124,6 +123,16 @@ public final class CheckpointCoordinator {
    */
   public CheckpointCoordinator(int containers, long intervalMs, long lastCheckpointId, BooleanSupplier streamsEmpty,
       Completer completer) {
+    this(containers, intervalMs, lastCheckpointId, streamsEmpty, completer, System::nanoTime);
+  }
+
+  /**
+   * As the other constructor, with {@code nanoClock} as the time source (ns, as
+   * {@link System#nanoTime()}): the pause start and end, and the next checkpoint's due time.
+   */
+  public CheckpointCoordinator(int containers, long intervalMs, long lastCheckpointId, BooleanSupplier streamsEmpty,
+      Completer completer, LongSupplier nanoClock) {
+    this.nanoClock = nanoClock;
     this.intervalNs = intervalMs * 1_000_000L;
     this.pauseTimeoutNs = Math.max(2_000L, intervalMs) * 1_000_000L;
     this.streamsEmpty = streamsEmpty;
@@ -135,8 +144,8 @@ public final class CheckpointCoordinator {
     java.util.Arrays.fill(live, true);
     this.liveCount = containers;
     this.checkpointId = lastCheckpointId;
-    this.nextDueNs = System.nanoTime() + intervalNs;
-    stats.set(6, lastCheckpointId);
+    this.nextDueNs = nanoClock.getAsLong() + intervalNs;
+    this.stats = CheckpointStats.initial(lastCheckpointId);
   }
 
   /** The current phase: one volatile read, for every run-loop pass. */
@@ -165,7 +174,7 @@ public final class CheckpointCoordinator {
           LOG.warn("Checkpoint {} skipped: the job did not become quiescent within {} ms (an element may wait "
               + "for a side input that only new source data completes); trying again in {} ms", checkpointId + 1,
               pauseTimeoutNs / 1_000_000L, intervalNs / 1_000_000L);
-          stats.incrementAndGet(1);
+          stats = stats.withSkipped();
           resolveRound(false);
           resume(nowNs);
         }
@@ -247,19 +256,14 @@ public final class CheckpointCoordinator {
   }
 
   private void finishSnapshot(long id) {
-    long now = System.nanoTime();
+    long now = nanoClock.getAsLong();
     boolean completed = false;
     try {
       if (snapshotFailure == null) {
         long bytes = completer.complete(id);
         completed = true;
         long pauseNs = now - pauseStartNs;
-        stats.incrementAndGet(0);
-        stats.addAndGet(2, pauseNs);
-        stats.accumulateAndGet(3, pauseNs, Math::max);
-        stats.set(4, pauseNs);
-        stats.set(5, bytes);
-        stats.set(6, id);
+        stats = stats.withCompleted(id, pauseNs, bytes);
         if (pausesNs.size() < MAX_RECORDED_PAUSES) {
           pausesNs.add(pauseNs);
         }
@@ -267,7 +271,7 @@ public final class CheckpointCoordinator {
       }
     } finally {
       lastSnapshotCompleted = completed;
-      resume(System.nanoTime());
+      resume(nanoClock.getAsLong());
       epoch++;
       notifyAll();
     }
@@ -310,7 +314,7 @@ public final class CheckpointCoordinator {
     }
     if (phase == Phase.PAUSING && liveCount > 0 && arrivedCount >= liveCount) {
       resolveRound(false); // a leaving container ends the job: no checkpoint worth taking now
-      resume(System.nanoTime());
+      resume(nanoClock.getAsLong());
     } else if (phase == Phase.SNAPSHOT && !reported[container]) {
       reported[container] = true;
       snapshotFailure = new IllegalStateException("container " + container + " left during checkpoint "
@@ -332,19 +336,12 @@ public final class CheckpointCoordinator {
     double medianMs = sorted.isEmpty() ? 0 : sorted.size() % 2 == 1 ? sorted.get(sorted.size() / 2) / 1e6
         : (sorted.get(sorted.size() / 2 - 1) + sorted.get(sorted.size() / 2)) / 2e6;
     return String.format(java.util.Locale.ROOT, "%d checkpoint(s) completed, %d skipped; pause median %.1f ms, "
-        + "max %.1f ms; last checkpoint %d bytes (id %d)", stats.get(0), stats.get(1), medianMs, stats.get(3) / 1e6,
-        stats.get(5), stats.get(6));
+        + "max %.1f ms; last checkpoint %d bytes (id %d)", stats.completed(), stats.skipped(), medianMs,
+        stats.maxPauseNs() / 1e6, stats.lastSizeBytes(), stats.lastCompletedId());
   }
 
-  /**
-   * Checkpoint statistics: {@code [completed, skipped, totalPauseNs, maxPauseNs, lastPauseNs,
-   * lastSizeBytes, lastCompletedId]}. Any thread.
-   */
-  public long[] pauseStats() {
-    long[] result = new long[stats.length()];
-    for (int i = 0; i < result.length; i++) {
-      result[i] = stats.get(i);
-    }
-    return result;
+  /** The checkpoints so far (completed, skipped, pauses, last size and id). Any thread. */
+  public CheckpointStats stats() {
+    return stats;
   }
 }

@@ -1,12 +1,24 @@
 package dev.weir.runner.executor;
 
+import dev.weir.runner.metrics.RunLoopMetrics;
+import dev.weir.runner.metrics.StepScope;
+import dev.weir.runner.monitoring.ContainerStatus;
+import dev.weir.runner.source.SourcePartition;
 import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.stream.InProcessStream;
+import dev.weir.runner.stream.InputPartition;
+import dev.weir.runner.stream.KeyedElement;
+import dev.weir.runner.stream.ProducerEndOfStream;
+import dev.weir.runner.stream.ProducerWatermark;
+import dev.weir.runner.task.ContainerCommit;
+import dev.weir.runner.operators.FailureContext;
+import dev.weir.runner.task.StageTask;
+import dev.weir.runner.task.TaskOp;
 import dev.weir.runner.time.JobClock;
-import dev.weir.runner.checkpoint.CheckpointCoordinator;
+import dev.weir.runner.time.Quiescence;
+import dev.weir.state.cache.ObjectCacheStats;
 import dev.weir.state.cache.SealerQueue;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.List;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.slf4j.Logger;
@@ -42,15 +54,14 @@ import org.slf4j.LoggerFactory;
  * every task of every container, since a finished container's state belongs to every later
  * checkpoint), when the job is stopped (cancel or another container's failure), or when a task
  * fails; tasks are closed on this thread either way, after a normal end only once every
- * container's loop ended ({@link JobExecutor#loopEnded}), and after a failure only once the
- * failure was reported ({@link JobExecutor#failing}).
+ * container's loop ended ({@link FailureCoordinator#loopEnded}), and after a failure only once the
+ * failure was reported ({@link FailureCoordinator#failing}).
  *
- * <p>Checkpoints ({@link #checkpointPass}, after the commit, when the job takes them): when one is
- * due, the container stops polling its source partitions and ticks without processing-time
- * firings, drains what is in flight, finishes open bundles, and once quiet waits for the other
- * containers at the {@link CheckpointCoordinator}; when the whole job is quiescent it writes its
- * part (its tasks' positions, watermarks and heap state into its store's commit, then a RocksDB
- * checkpoint of the store) and, once the checkpoint completed, finalizes its sources' marks.
+ * <p>Checkpoints (after the commit, when the job takes them): the container's part is its
+ * {@link ContainerCheckpointer}. While one is due the container stops polling its source
+ * partitions and ticks without processing-time firings; the checkpointer quiesces the tasks,
+ * waits for the other containers, writes the container's part and tells the tasks when it
+ * completed.
  *
  * <p>State and commits: the container owns one {@link ContainerState} (storage + object cache)
  * shared by its tasks, opened at the start of {@link #run()} and closed (uncommitted writes
@@ -66,9 +77,14 @@ import org.slf4j.LoggerFactory;
  * PTransform's metrics container current and tags the time with its full name, so metrics count
  * per PTransform and an async-profiler recording splits by PTransform (inert without the profiler).
  *
- * <p>Threading: everything here runs on the container's own thread, except {@link #stop()}.
+ * <p>Its job hands it a {@link ContainerContext} (state opener, metrics, clock, sealers,
+ * checkpoints, where to report failures) and never hears from it otherwise: the container calls
+ * no method of {@link JobExecutor}.
+ *
+ * <p>Threading: everything here runs on the container's own thread, except {@link #stop()} and
+ * the monitoring reads ({@link ContainerStatus}: any thread, counters the loop keeps anyway).
  */
-final class Container implements Runnable {
+final class Container implements Runnable, ContainerStatus {
   private static final Logger LOG = LoggerFactory.getLogger(Container.class);
   static final int BURST = 16;
   static final long TICK_NS = 5_000_000L;
@@ -84,12 +100,14 @@ final class Container implements Runnable {
   private final int id;
   private final List<StageTask> tasks;
   private final Slot[] slots;
-  private final JobExecutor executor;
+  private final ContainerContext context;
   private final JobClock clock;
   /** The job's quiescence tracker (test streams), or null. */
   private final Quiescence quiescence;
-  /** The job's checkpoint coordinator, or null: no checkpoints. */
-  private final CheckpointCoordinator checkpoints;
+  /** The container's part of checkpoints, or null: the job takes none. */
+  private final ContainerCheckpointer checkpoints;
+  /** The tasks as monitoring reads them. */
+  private final List<TaskStatus> taskStatus;
   /** Whether sources and processing-time timers are paused for a checkpoint (this pass). */
   private boolean paused;
   private final BackoffIdle idle = new BackoffIdle();
@@ -109,20 +127,25 @@ final class Container implements Runnable {
   private int cursor;
   private long lastTickNs;
 
-  Container(int id, List<StageTask> tasks, JobExecutor executor, JobClock clock, Quiescence quiescence) {
-    this(id, tasks, executor, clock, quiescence, null);
-  }
-
-  /** @param checkpoints the job's checkpoint coordinator, or null if the job takes no checkpoints */
-  Container(int id, List<StageTask> tasks, JobExecutor executor, JobClock clock, Quiescence quiescence,
-      CheckpointCoordinator checkpoints) {
+  /**
+   * @param id the container's id, from 0
+   * @param tasks the tasks it runs, unopened
+   * @param context what it needs from its job
+   */
+  Container(int id, List<StageTask> tasks, ContainerContext context) {
     this.id = id;
-    this.checkpoints = checkpoints;
     this.tasks = tasks;
-    this.executor = executor;
-    this.sealers = executor.sealers();
-    this.clock = clock;
-    this.quiescence = quiescence;
+    this.context = context;
+    this.checkpoints = context.checkpoints() == null ? null
+        : new ContainerCheckpointer(id, context.checkpoints(), context.restore(), tasks);
+    this.sealers = context.sealers();
+    this.clock = context.clock();
+    this.quiescence = context.quiescence();
+    List<TaskStatus> status = new ArrayList<>(tasks.size());
+    for (StageTask task : tasks) {
+      status.add(new TaskStatus(task.name().getTaskName(), task.stats()));
+    }
+    this.taskStatus = List.copyOf(status);
     List<Slot> all = new ArrayList<>();
     for (StageTask task : tasks) {
       List<InputPartition> inputs = task.inputPartitions();
@@ -135,9 +158,14 @@ final class Container implements Runnable {
     this.slots = all.toArray(new Slot[0]);
   }
 
+  /** The name of container {@code id}'s thread, also its state's name in logs: {@code weir-container-<id>}. */
+  static String threadName(int id) {
+    return "weir-container-" + id;
+  }
+
   /** The container's thread name. */
   String threadName() {
-    return "weir-container-" + id;
+    return threadName(id);
   }
 
   /** Where this container's run loop spends its time; readable from any thread while it runs. */
@@ -145,23 +173,31 @@ final class Container implements Runnable {
     return loop;
   }
 
-  /** The container's id, from 0. */
-  int id() {
+  @Override
+  public int id() {
     return id;
   }
 
-  /** The container's tasks. */
-  List<StageTask> tasks() {
-    return tasks;
+  @Override
+  public List<TaskStatus> tasks() {
+    return taskStatus;
   }
 
-  /**
-   * The container's commit point, with its state and object cache, once the container opened its
-   * state; null before. Any thread (for monitoring: the cache's and the commit's counters are
-   * readable from any thread).
-   */
-  ContainerCommit commitPoint() {
-    return published;
+  @Override
+  public RunLoopMetrics.Snapshot runLoop() {
+    return loop.snapshot();
+  }
+
+  @Override
+  public ContainerCommit.CommitStats commits() {
+    ContainerCommit commit = published;
+    return commit == null ? ContainerCommit.CommitStats.NONE : commit.stats();
+  }
+
+  @Override
+  public ObjectCacheStats cache() {
+    ContainerCommit commit = published;
+    return commit == null ? null : commit.state().cache().stats();
   }
 
   /** Asks the loop to end at its next iteration. Any thread. */
@@ -178,16 +214,18 @@ final class Container implements Runnable {
     ContainerCommit commit = null;
     boolean ended = false;
     try {
-      state = executor.openState(id);
-      commit = new ContainerCommit(state, executor.stepMetrics().newCommitter(), tasks);
+      state = context.states().open(id);
+      commit = new ContainerCommit(state, context.metrics().newCommitter(), this::stateCommitted);
       published = commit;
-      Map<String, byte[]> restored = checkpoints == null ? Map.of() : state.storage().committedMetadata();
+      if (checkpoints != null) {
+        checkpoints.restore(state);
+      }
       for (StageTask task : tasks) {
-        task.open(scope, commit, restored, checkpoints != null);
+        task.open(scope, commit, checkpoints != null);
       }
       long t0 = System.nanoTime();
       while (running && !finished()) {
-        paused = checkpoints != null && checkpoints.phase() != CheckpointCoordinator.Phase.RUNNING;
+        paused = checkpoints != null && checkpoints.paused();
         int work = drainOutboxes();
         long t1 = System.nanoTime();
         work += continueTimers();
@@ -199,7 +237,7 @@ final class Container implements Runnable {
         state.safePoint(); // between elements: evicted dirty state may be encoded now
         commit.commitIfNeeded();
         if (checkpoints != null) {
-          work += checkpointPass(work, state, t4);
+          work += checkpoints.pass(work, state, t4, () -> running, this::hasStreamInput);
         }
         long t5 = System.nanoTime();
         if (work == 0 && sealers != null) {
@@ -224,15 +262,15 @@ final class Container implements Runnable {
       }
     } catch (Throwable t) {
       failure = t;
-      executor.failing(t); // before closing the tasks: their teardown must not become the job's cause
+      context.failures().failing(t); // before closing the tasks: their teardown must not become the job's cause
     } finally {
       if (checkpoints != null) {
-        checkpoints.leave(id); // before waiting: a checkpoint elsewhere must not wait for this loop
+        checkpoints.leave(); // before waiting: a checkpoint elsewhere must not wait for this loop
       }
       if (quiescence != null) {
         quiescence.exited(id); // before waiting: a test stream elsewhere must not wait for this loop's ticks
       }
-      executor.loopEnded(ended); // ended normally: tear down once every container's loop ended
+      context.failures().loopEnded(ended); // ended normally: tear down once every container's loop ended
       for (StageTask task : tasks) {
         try {
           task.close();
@@ -254,7 +292,14 @@ final class Container implements Runnable {
       }
       MetricsEnvironment.setCurrentContainer(null);
     }
-    executor.containerExited(this, failure);
+    context.failures().exited(failure);
+  }
+
+  /** The container's state committed: every task finalizes the source marks the commit covers. */
+  private void stateCommitted() {
+    for (StageTask task : tasks) {
+      task.committed();
+    }
   }
 
   /**
@@ -262,66 +307,8 @@ final class Container implements Runnable {
    * container's too: a finished container's state belongs to every later checkpoint).
    */
   private boolean finished() {
-    if (!allDone()) {
-      return false;
-    }
-    if (checkpoints == null) {
-      return true;
-    }
-    checkpoints.markDone(id);
-    return checkpoints.jobDone();
-  }
-
-  /**
-   * The container's part in checkpoints (see {@link CheckpointCoordinator}): starts one when due;
-   * while one drains, finishes open bundles and, once quiet, waits for the other containers; when
-   * the job is quiescent, writes this container's part, waits for the checkpoint to complete and
-   * then finalizes its sources' marks.
-   *
-   * @param work what this pass did so far (a pass that did something is not quiet)
-   * @return work done here
-   */
-  private int checkpointPass(int work, ContainerState state, long nowNs) throws Throwable {
-    checkpoints.poll(nowNs);
-    if (checkpoints.phase() != CheckpointCoordinator.Phase.PAUSING || work > 0) {
-      return 0;
-    }
-    int finished = 0;
-    for (StageTask task : tasks) {
-      finished += task.finishBundleForCheckpoint();
-    }
-    if (finished > 0) {
-      return finished;
-    }
-    for (StageTask task : tasks) {
-      if (!task.quietForCheckpoint()) {
-        return 0;
-      }
-    }
-    long checkpointId = checkpoints.arriveQuiet(id, () -> running, this::hasStreamInput);
-    if (checkpointId == 0) {
-      return 0;
-    }
-    Throwable failure = null;
-    try {
-      Map<String, byte[]> metadata = new HashMap<>();
-      for (StageTask task : tasks) {
-        task.snapshot(metadata);
-      }
-      state.checkpoint(metadata, executor.checkpointDirectory(checkpointId, id));
-    } catch (Throwable t) {
-      failure = t;
-    }
-    boolean completed = checkpoints.snapshotDone(id, checkpointId, failure, () -> running);
-    if (failure != null) {
-      throw FailureContext.attach(failure, "writing checkpoint " + checkpointId + " (" + threadName() + ")");
-    }
-    if (completed) {
-      for (StageTask task : tasks) {
-        task.checkpointCompleted();
-      }
-    }
-    return 1;
+    boolean done = allDone();
+    return checkpoints == null ? done : checkpoints.mayEnd(done);
   }
 
   /** Whether an in-process input partition of this container holds messages (a lock per partition). */

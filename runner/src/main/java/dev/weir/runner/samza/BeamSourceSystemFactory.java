@@ -1,9 +1,9 @@
 package dev.weir.runner.samza;
 
-import dev.weir.runner.executor.ProducerEndOfStream;
-import dev.weir.runner.executor.SourceContext;
-import dev.weir.runner.executor.SourcePartition;
-import dev.weir.runner.executor.StepScope;
+import dev.weir.runner.stream.ProducerEndOfStream;
+import dev.weir.runner.source.SourceContext;
+import dev.weir.runner.source.SourcePartition;
+import dev.weir.runner.metrics.StepScope;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.SourceSpec;
 import dev.weir.runner.translation.StagePlan;

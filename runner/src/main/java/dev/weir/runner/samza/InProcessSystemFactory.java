@@ -1,8 +1,8 @@
 package dev.weir.runner.samza;
 
-import dev.weir.runner.executor.InProcessStream;
-import dev.weir.runner.executor.KeyedElement;
-import dev.weir.runner.executor.ProducerEndOfStream;
+import dev.weir.runner.stream.InProcessStream;
+import dev.weir.runner.stream.KeyedElement;
+import dev.weir.runner.stream.ProducerEndOfStream;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.beam.sdk.annotations.Internal;

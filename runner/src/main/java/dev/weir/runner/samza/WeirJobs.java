@@ -1,6 +1,6 @@
 package dev.weir.runner.samza;
 
-import dev.weir.runner.executor.WeirTaskFactory;
+import dev.weir.runner.task.WeirTaskFactory;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StagePlan;
 import dev.weir.runner.translation.StreamPlan;

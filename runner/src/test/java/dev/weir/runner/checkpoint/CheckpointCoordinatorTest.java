@@ -61,10 +61,10 @@ class CheckpointCoordinatorTest {
     assertThat(doneA.get(5, TimeUnit.SECONDS)).isTrue();
     assertThat(completed).containsExactly(5L);
     assertThat(coordinator.phase()).isEqualTo(CheckpointCoordinator.Phase.RUNNING);
-    long[] stats = coordinator.pauseStats();
-    assertThat(stats[0]).isEqualTo(1);
-    assertThat(stats[5]).isEqualTo(100);
-    assertThat(stats[6]).isEqualTo(5);
+    CheckpointStats stats = coordinator.stats();
+    assertThat(stats.completed()).isEqualTo(1);
+    assertThat(stats.lastSizeBytes()).isEqualTo(100);
+    assertThat(stats.lastCompletedId()).isEqualTo(5);
   }
 
   @Test
@@ -119,6 +119,6 @@ class CheckpointCoordinatorTest {
     assertThat(coordinator.phase()).isEqualTo(CheckpointCoordinator.Phase.PAUSING);
     coordinator.poll(start + TimeUnit.SECONDS.toNanos(3)); // timeout: max(2 s, interval)
     assertThat(coordinator.phase()).isEqualTo(CheckpointCoordinator.Phase.RUNNING);
-    assertThat(coordinator.pauseStats()[1]).isEqualTo(1);
+    assertThat(coordinator.stats().skipped()).isEqualTo(1);
   }
 }

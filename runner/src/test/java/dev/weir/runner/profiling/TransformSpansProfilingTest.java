@@ -3,7 +3,7 @@ package dev.weir.runner.profiling;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.runner.WeirPipelineOptions;
-import dev.weir.runner.executor.TransformSpans;
+import dev.weir.runner.metrics.TransformSpans;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;

@@ -1,7 +1,7 @@
 package dev.weir.runner.benchmarks;
 
 import dev.weir.runner.WeirRunner;
-import dev.weir.runner.executor.StepScope;
+import dev.weir.runner.metrics.StepScope;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.ParDoOperator;
 import dev.weir.runner.operators.Receiver;

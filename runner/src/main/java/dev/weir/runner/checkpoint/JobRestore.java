@@ -1,0 +1,159 @@
+package dev.weir.runner.checkpoint;
+
+import dev.weir.runner.WeirPipelineOptions;
+import dev.weir.runner.WeirSettings;
+import dev.weir.runner.translation.JobPlan;
+import dev.weir.state.StateBackend;
+import java.nio.file.Path;
+import org.apache.beam.sdk.annotations.Internal;
+import org.apache.beam.sdk.options.StreamingOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where a job's state lives and what it resumes from, decided once at start: takes the job's
+ * {@link JobStateDirectory} (RocksDB backend), opens its {@link CheckpointStore} when the job takes
+ * checkpoints, restores the newest complete checkpoint into the containers' working directories
+ * (or deletes them all, {@code --restoreMode=NONE}), and logs one INFO line saying whether the job
+ * is restorable, under which name and directory, and what it restored.
+ *
+ * <table>
+ *   <caption>What a job gets</caption>
+ *   <tr><th>Job</th><th>State directory</th><th>Checkpoints</th></tr>
+ *   <tr><td>{@code --stateBackend=MEMORY}</td><td>none</td><td>none (not restorable)</td></tr>
+ *   <tr><td>batch (bounded sources, not {@code --streaming})</td><td>temporary, deleted at the end</td>
+ *       <td>none (starts over after a crash)</td></tr>
+ *   <tr><td>streaming, {@code --checkpointingIntervalMs=0} or a {@code TestStream}</td>
+ *       <td>{@code <stateDirectory>/<jobName>}, locked</td><td>none (wiped at start)</td></tr>
+ *   <tr><td>streaming</td><td>{@code <stateDirectory>/<jobName>}, locked</td>
+ *       <td>every interval; the newest complete one restored</td></tr>
+ * </table>
+ *
+ * <p>Threading: {@link #open} on the submitting thread; {@link #partDirectory} from container
+ * threads (synchronized); {@link #close} once, by the last container to exit.
+ */
+@Internal
+public final class JobRestore {
+  private static final Logger LOG = LoggerFactory.getLogger(JobRestore.class);
+
+  /** The job's state directory, or null (memory backend). */
+  private final JobStateDirectory directory;
+  /** The job's checkpoints, or null if it takes none. */
+  private final CheckpointStore store;
+  /** The id of the restored checkpoint, 0 if none. */
+  private final long restoredId;
+  /** The last checkpoint whose directory was created (by the first container to write its part). */
+  private long preparedCheckpoint;
+
+  private JobRestore(JobStateDirectory directory, CheckpointStore store, long restoredId) {
+    this.directory = directory;
+    this.store = store;
+    this.restoredId = restoredId;
+  }
+
+  /**
+   * Opens the state of a job of {@code containers} containers, as the class comment describes.
+   *
+   * @throws IllegalStateException if a running job holds the directory (naming path and pid), or
+   *     the checkpoint cannot be restored (another plan: naming the first difference; every
+   *     checkpoint damaged: naming them)
+   */
+  public static JobRestore open(JobPlan plan, WeirSettings settings, int containers) {
+    String jobName = settings.pipelineOptions().getJobName();
+    boolean streaming = settings.pipelineOptions().as(StreamingOptions.class).isStreaming()
+        || plan.readsUnboundedSource();
+    if (settings.stateBackend() != StateBackend.ROCKSDB) {
+      LOG.info("Weir job {}: state on the heap (--stateBackend={}); not restorable after a crash or a restart",
+          jobName, settings.stateBackend().optionValue());
+      return new JobRestore(null, null, 0);
+    }
+    if (!streaming) {
+      JobStateDirectory temporary = JobStateDirectory.openTemporary(settings.stateDirectory());
+      LOG.info("Weir job {}: batch job, state in {} (deleted at the end); after a crash a batch job starts over",
+          jobName, temporary.directory());
+      return new JobRestore(temporary, null, 0);
+    }
+    JobStateDirectory durable = JobStateDirectory.openDurable(settings.stateDirectory(), jobName);
+    WeirSettings.Checkpointing checkpointing = settings.checkpointing();
+    if (!checkpointing.enabled() || plan.hasTestStream()) {
+      LOG.info("Weir job {}: streaming job, state in {} (kept after a failure or cancel); NOT restorable: {}, "
+          + "so state left by an earlier run under this name was wiped", jobName, durable.directory(),
+          plan.hasTestStream() ? "a job reading a TestStream takes no checkpoints" : "--checkpointingIntervalMs=0");
+      return new JobRestore(durable, null, 0);
+    }
+    try {
+      CheckpointStore store = new CheckpointStore(durable.directory(), jobName, checkpointing.retain());
+      long restoredId = 0;
+      String restored;
+      if (checkpointing.restoreMode() == WeirPipelineOptions.RestoreMode.NONE) {
+        store.deleteAll();
+        restored = "no checkpoint (--restoreMode=NONE: checkpoints of an earlier run deleted)";
+      } else {
+        CheckpointStore.Restored latest = store.restoreLatest(PlanFingerprint.of(plan, containers),
+            durable::containerDirectory);
+        if (latest == null) {
+          restored = "no checkpoint to restore, starting fresh";
+        } else {
+          restoredId = latest.manifest().id();
+          restored = "restored from checkpoint " + restoredId + " (" + latest.directory() + ")";
+        }
+      }
+      LOG.info("Weir job {}: streaming job, restorable: checkpoints every {} ms in {} (the newest {} kept); {}. "
+          + "Beam's default --jobName changes on every run: set --jobName to resume a job after a restart",
+          jobName, checkpointing.intervalMs(), store.root(), checkpointing.retain(), restored);
+      return new JobRestore(durable, store, restoredId);
+    } catch (RuntimeException e) {
+      durable.close(false);
+      throw e;
+    }
+  }
+
+  /** The job's state directory, or null (memory backend). */
+  public JobStateDirectory directory() {
+    return directory;
+  }
+
+  /** The job's checkpoints, or null if it takes none. */
+  public CheckpointStore store() {
+    return store;
+  }
+
+  /** Whether the job takes checkpoints. */
+  public boolean checkpointed() {
+    return store != null;
+  }
+
+  /** The id of the checkpoint the job restored, 0 if none. */
+  public long restoredId() {
+    return restoredId;
+  }
+
+  /**
+   * The directory container {@code container} writes its part of checkpoint {@code id} into; the
+   * checkpoint's directory is created by the first container that asks. Container threads.
+   *
+   * @throws IllegalStateException if the job takes no checkpoints
+   * @throws java.io.UncheckedIOException naming the path if the directory cannot be created
+   */
+  public synchronized Path partDirectory(long id, int container) {
+    if (store == null) {
+      throw new IllegalStateException("the job takes no checkpoints");
+    }
+    if (preparedCheckpoint != id) {
+      store.prepare(id);
+      preparedCheckpoint = id;
+    }
+    return store.containerDirectory(id, container);
+  }
+
+  /**
+   * Ends the job's use of its state directory ({@link JobStateDirectory#close(boolean)}: after a
+   * normal end deleted, after a failure or cancel a durable one is kept for a restart). No effect
+   * without a directory.
+   */
+  public void close(boolean normalEnd) {
+    if (directory != null) {
+      directory.close(normalEnd);
+    }
+  }
+}

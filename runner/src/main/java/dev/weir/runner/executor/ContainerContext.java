@@ -1,0 +1,26 @@
+package dev.weir.runner.executor;
+
+import dev.weir.runner.checkpoint.CheckpointCoordinator;
+import dev.weir.runner.checkpoint.JobRestore;
+import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.time.JobClock;
+import dev.weir.runner.time.Quiescence;
+import dev.weir.state.cache.SealerQueue;
+
+/**
+ * Everything a {@link Container} needs from its job, handed down once when it is built, so that a
+ * container never calls back into the executor that started it (Agrona's {@code AgentRunner} is
+ * given its agent, idle strategy and error handler the same way; the runner knows the agent, never
+ * the reverse). Shared by every container of the job; each member is safe for that (see its class).
+ *
+ * @param clock the job's processing-time clock: the system clock, or a test stream's manual clock
+ * @param quiescence the job's quiescence tracker (test streams only), or null
+ * @param states opens each container's state (backend, directory, object cache)
+ * @param metrics the job's metrics registry; each container commits its tasks' metrics into it
+ * @param sealers the queue of sealed state values idle loops encode, or null (inline sealing)
+ * @param checkpoints the job's checkpoint coordinator, or null if the job takes no checkpoints
+ * @param restore the job's state directory and checkpoints (where each container writes its part)
+ * @param failures where containers report their failure, the end of their loop and their exit
+ */
+record ContainerContext(JobClock clock, Quiescence quiescence, ContainerStates states, StepMetrics metrics,
+    SealerQueue sealers, CheckpointCoordinator checkpoints, JobRestore restore, FailureCoordinator failures) {}
