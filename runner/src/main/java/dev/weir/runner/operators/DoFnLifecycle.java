@@ -1,5 +1,7 @@
 package dev.weir.runner.operators;
 
+import org.apache.beam.sdk.annotations.Internal;
+
 import org.apache.beam.runners.core.DoFnRunner;
 import org.apache.beam.runners.core.PushbackSideInputDoFnRunner;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -29,7 +31,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: the operator's container thread only; set-up and teardown on the same thread.
  */
-final class DoFnLifecycle {
+@Internal
+public final class DoFnLifecycle {
   private static final Logger LOG = LoggerFactory.getLogger(DoFnLifecycle.class);
 
   private final String stepName;
@@ -40,19 +43,19 @@ final class DoFnLifecycle {
   private PushbackSideInputDoFnRunner<?, ?> pushbackRunner;
 
   /** Takes the operator's step name and a bundle finalizer of its own from {@code context}. */
-  DoFnLifecycle(OperatorContext context) {
+  public DoFnLifecycle(OperatorContext context) {
     this.stepName = context.stepName();
     this.finalizer = context.newFinalizer();
   }
 
   /** The finalizer to hand runners-core as the DoFn's {@code BundleFinalizer}. */
-  BundleFinalizers.Finalizer finalizer() {
+  public BundleFinalizers.Finalizer finalizer() {
     return finalizer;
   }
 
   /** Runs {@code @Setup} of {@code fn} (this task's own copy) and returns it. */
   @SuppressWarnings("unchecked")
-  <FnT extends DoFn<?, ?>> FnT setUp(FnT fn, PipelineOptions options) {
+  public <FnT extends DoFn<?, ?>> FnT setUp(FnT fn, PipelineOptions options) {
     invoker = DoFnInvokers.tryInvokeSetupFor((DoFn<Object, Object>) fn, options);
     return fn;
   }
@@ -64,13 +67,13 @@ final class DoFnLifecycle {
    * @param runner the DoFn's runner (may be null if {@code pushbackRunner} is not)
    * @param pushbackRunner the pushback wrapper of the runner, or null without side inputs
    */
-  void runners(DoFnRunner<?, ?> runner, PushbackSideInputDoFnRunner<?, ?> pushbackRunner) {
+  public void runners(DoFnRunner<?, ?> runner, PushbackSideInputDoFnRunner<?, ?> pushbackRunner) {
     this.runner = runner;
     this.pushbackRunner = pushbackRunner;
   }
 
   /** {@code @StartBundle}. */
-  void startBundle() {
+  public void startBundle() {
     if (pushbackRunner != null) {
       pushbackRunner.startBundle();
     } else {
@@ -79,7 +82,7 @@ final class DoFnLifecycle {
   }
 
   /** {@code @FinishBundle}; then the bundle's finalization callbacks wait for the next commit. */
-  void finishBundle() {
+  public void finishBundle() {
     if (pushbackRunner != null) {
       pushbackRunner.finishBundle();
     } else {
@@ -89,7 +92,7 @@ final class DoFnLifecycle {
   }
 
   /** {@code @Teardown}, once, if set up; a failure is logged. Must not throw. */
-  void tearDown() {
+  public void tearDown() {
     DoFnInvoker<?, ?> setUp = invoker;
     invoker = null;
     if (setUp == null) {

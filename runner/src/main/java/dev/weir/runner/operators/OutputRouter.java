@@ -1,5 +1,7 @@
 package dev.weir.runner.operators;
 
+import org.apache.beam.sdk.annotations.Internal;
+
 import dev.weir.runner.state.CachedStateInternals;
 import java.util.HashMap;
 import java.util.List;
@@ -27,7 +29,8 @@ import org.apache.beam.sdk.values.WindowedValue;
  *
  * <p>Threading: the operator's container thread only.
  */
-final class OutputRouter implements WindowedValueMultiReceiver {
+@Internal
+public final class OutputRouter implements WindowedValueMultiReceiver {
   private final TupleTag<?> mainTag;
   private final Receiver mainOutput;
   private final Map<TupleTag<?>, Receiver> additionalOutputs = new HashMap<>();
@@ -41,7 +44,7 @@ final class OutputRouter implements WindowedValueMultiReceiver {
    * @param additionalTags the DoFn's additional output tags
    * @param detachStateReads whether to copy state reads out of each output (stateful DoFns)
    */
-  OutputRouter(OperatorContext context, TupleTag<?> mainTag, List<TupleTag<?>> additionalTags,
+  public OutputRouter(OperatorContext context, TupleTag<?> mainTag, List<TupleTag<?>> additionalTags,
       boolean detachStateReads) {
     this.mainTag = mainTag;
     this.mainOutput = context.output(mainTag);
@@ -70,7 +73,7 @@ final class OutputRouter implements WindowedValueMultiReceiver {
   }
 
   /** Outputs routed so far, all tags (a splittable DoFn's tick bounds its resumes by it). */
-  long outputs() {
+  public long outputs() {
     return outputs;
   }
 }

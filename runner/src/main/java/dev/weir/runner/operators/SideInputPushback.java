@@ -1,5 +1,7 @@
 package dev.weir.runner.operators;
 
+import org.apache.beam.sdk.annotations.Internal;
+
 import dev.weir.runner.sideinput.SideInputs;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -35,7 +37,8 @@ import org.apache.beam.sdk.values.WindowedValue;
  *
  * @param <E> what the operator keeps per pushed-back element
  */
-final class SideInputPushback<E> {
+@Internal
+public final class SideInputPushback<E> {
   /** Snapshot part of the side inputs' contents. */
   static final String PART = "side-inputs";
   private final SideInputs sideInputs;
@@ -47,7 +50,7 @@ final class SideInputPushback<E> {
    *
    * @param <E> what the operator keeps per pushed-back element
    */
-  interface Codec<E> {
+  public interface Codec<E> {
     void encode(E element, DataOutputStream out) throws IOException;
 
     E decode(DataInputStream in) throws IOException;
@@ -63,7 +66,7 @@ final class SideInputPushback<E> {
   private final Codec<E> codec;
 
   /** @param views the operator's side inputs, in the order of their broadcast streams (not empty) */
-  SideInputPushback(List<PCollectionView<?>> views) {
+  public SideInputPushback(List<PCollectionView<?>> views) {
     this(views, null);
   }
 
@@ -72,18 +75,18 @@ final class SideInputPushback<E> {
    * @param codec writes pushed-back elements into checkpoints; null if the operator cannot, and a
    *     checkpoint then waits until no element is pushed back ({@link #readyForCheckpoint()})
    */
-  SideInputPushback(List<PCollectionView<?>> views, Codec<E> codec) {
+  public SideInputPushback(List<PCollectionView<?>> views, Codec<E> codec) {
     this.sideInputs = new SideInputs(views);
     this.codec = codec;
   }
 
   /** The side inputs' contents and readiness: the reader to hand runners-core. */
-  SideInputs sideInputs() {
+  public SideInputs sideInputs() {
     return sideInputs;
   }
 
   /** Keeps {@code element}, whose side inputs are not ready, holding the output at {@code timestampMs}. */
-  void pushBack(E element, long timestampMs) {
+  public void pushBack(E element, long timestampMs) {
     pushedBack.add(element);
     if (timestampMs < minTimestampMs) {
       minTimestampMs = timestampMs;
@@ -96,7 +99,7 @@ final class SideInputPushback<E> {
    * @return whether elements wait and a window may have become ready (a triggered view's pane):
    *     the operator should retry them
    */
-  boolean acceptSideInput(int index, WindowedValue<?> element) {
+  public boolean acceptSideInput(int index, WindowedValue<?> element) {
     return sideInputs.add(index, element) && !pushedBack.isEmpty();
   }
 
@@ -105,12 +108,12 @@ final class SideInputPushback<E> {
    *
    * @return whether elements wait and a window may have become ready: the operator should retry them
    */
-  boolean advanceSideInputWatermark(int index, long watermarkMs) {
+  public boolean advanceSideInputWatermark(int index, long watermarkMs) {
     return sideInputs.advanceWatermark(index, watermarkMs) && !pushedBack.isEmpty();
   }
 
   /** Removes and returns every pushed-back element, in arrival order; the hold is released. */
-  List<E> takeAll() {
+  public List<E> takeAll() {
     List<E> all = pushedBack;
     pushedBack = new ArrayList<>();
     minTimestampMs = Long.MAX_VALUE;
@@ -118,7 +121,7 @@ final class SideInputPushback<E> {
   }
 
   /** The earliest timestamp of a pushed-back element (epoch ms), or {@link Long#MAX_VALUE} if none. */
-  long holdMs() {
+  public long holdMs() {
     return minTimestampMs;
   }
 
@@ -126,7 +129,7 @@ final class SideInputPushback<E> {
    * Whether a checkpoint may be taken: always with a {@link Codec} (pushed-back elements go into
    * the checkpoint); without one only while no element is pushed back.
    */
-  boolean readyForCheckpoint() {
+  public boolean readyForCheckpoint() {
     return codec != null || pushedBack.isEmpty();
   }
 
@@ -136,7 +139,7 @@ final class SideInputPushback<E> {
    *
    * @throws IllegalStateException if an element cannot be encoded
    */
-  void snapshot(OperatorSnapshot out) {
+  public void snapshot(OperatorSnapshot out) {
     out.put(PART, sideInputs.snapshot());
     if (codec == null || pushedBack.isEmpty()) {
       return;
@@ -159,7 +162,7 @@ final class SideInputPushback<E> {
    *
    * @throws IllegalStateException if the elements cannot be decoded
    */
-  void restore(OperatorSnapshot restored) {
+  public void restore(OperatorSnapshot restored) {
     byte[] bytes = restored.get(PART);
     if (bytes != null) {
       sideInputs.restore(bytes);
@@ -180,7 +183,7 @@ final class SideInputPushback<E> {
   }
 
   /** Number of pushed-back elements. */
-  int size() {
+  public int size() {
     return pushedBack.size();
   }
 }

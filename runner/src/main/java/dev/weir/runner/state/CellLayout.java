@@ -1,8 +1,8 @@
 package dev.weir.runner.state;
 
-import dev.weir.state.store.ByteKeys;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import org.apache.beam.sdk.annotations.Internal;
 
 /**
  * Every byte format Weir writes for Beam state and timers: the store keys of state cells, the
@@ -104,7 +104,8 @@ import java.util.Arrays;
  * the runner's own); decoders of a key of another layout throw {@link IllegalStateException} or
  * {@link ArrayIndexOutOfBoundsException}.
  */
-final class CellLayout {
+@Internal
+public final class CellLayout {
   /** The first byte of every key this class builds. */
   static final byte FORMAT_VERSION = 2;
   /** Kind byte of a state's single cell. */
@@ -233,7 +234,7 @@ final class CellLayout {
   // ---- timers ------------------------------------------------------------------------------
 
   /** {@code version | operator(4)}: the prefix of a timer index's index or slot keys. */
-  static byte[] timerPrefix(byte[] operatorPrefix) {
+  public static byte[] timerPrefix(byte[] operatorPrefix) {
     byte[] k = new byte[1 + operatorPrefix.length];
     k[0] = FORMAT_VERSION;
     System.arraycopy(operatorPrefix, 0, k, 1, operatorPrefix.length);
@@ -248,7 +249,7 @@ final class CellLayout {
    * @param namespace UTF-8 of the namespace's {@code stringKey()}; {@code timerId} and
    *     {@code familyId} are UTF-8 too
    */
-  static byte[] timerIndexKey(byte[] indexPrefix, long timestampMs, byte[] keyBytes, byte[] namespace,
+  public static byte[] timerIndexKey(byte[] indexPrefix, long timestampMs, byte[] keyBytes, byte[] namespace,
       byte[] timerId, byte[] familyId) {
     byte[] k = Arrays.copyOf(indexPrefix,
         indexPrefix.length + LONG + 4 * INT + keyBytes.length + namespace.length + timerId.length + familyId.length);
@@ -263,7 +264,7 @@ final class CellLayout {
    *
    * @param slotPrefix from {@link #timerPrefix}
    */
-  static byte[] timerSlotKey(byte[] slotPrefix, byte[] keyBytes, byte[] namespace, byte[] timerId,
+  public static byte[] timerSlotKey(byte[] slotPrefix, byte[] keyBytes, byte[] namespace, byte[] timerId,
       byte[] familyId) {
     byte[] k = Arrays.copyOf(slotPrefix,
         slotPrefix.length + 4 * INT + keyBytes.length + namespace.length + timerId.length + familyId.length);
@@ -280,7 +281,7 @@ final class CellLayout {
   }
 
   /** A decoded {@link #timerIndexKey}: firing time (ms), encoded key, and the UTF-8 fields as strings. */
-  record TimerKey(long timestampMs, byte[] keyBytes, String namespace, String timerId, String familyId) {}
+  public record TimerKey(long timestampMs, byte[] keyBytes, String namespace, String timerId, String familyId) {}
 
   /**
    * Decodes a {@link #timerIndexKey}.
@@ -288,7 +289,7 @@ final class CellLayout {
    * @param prefixLength length of the index prefix it was built with
    * @throws IllegalStateException if the key is not of this format version
    */
-  static TimerKey decodeTimerIndexKey(byte[] key, int prefixLength) {
+  public static TimerKey decodeTimerIndexKey(byte[] key, int prefixLength) {
     if (key[0] != FORMAT_VERSION) {
       throw new IllegalStateException("timer index key of unknown format version " + key[0]);
     }
@@ -310,22 +311,22 @@ final class CellLayout {
   }
 
   /** A timer index value: the output timestamp (ms), 8 bytes. */
-  static byte[] timerIndexValue(long outputTimestampMs) {
+  public static byte[] timerIndexValue(long outputTimestampMs) {
     byte[] v = new byte[LONG];
     putLong(v, 0, outputTimestampMs);
     return v;
   }
 
   /** The output timestamp (ms) of a {@link #timerIndexValue}. */
-  static long timerIndexOutputMs(byte[] value) {
+  public static long timerIndexOutputMs(byte[] value) {
     return getLong(value, 0);
   }
 
   /** Width of a timer slot value. */
-  static final int TIMER_SLOT_BYTES = 2 * LONG;
+  public static final int TIMER_SLOT_BYTES = 2 * LONG;
 
   /** A timer slot value: firing timestamp then output timestamp (ms), 16 bytes. */
-  static byte[] timerSlotValue(long timestampMs, long outputTimestampMs) {
+  public static byte[] timerSlotValue(long timestampMs, long outputTimestampMs) {
     byte[] v = new byte[TIMER_SLOT_BYTES];
     putLong(v, 0, timestampMs);
     putLong(v, LONG, outputTimestampMs);
@@ -333,7 +334,7 @@ final class CellLayout {
   }
 
   /** Decodes a {@link #timerSlotValue} into {@code {timestampMs, outputTimestampMs}}. */
-  static long[] decodeTimerSlot(byte[] value) {
+  public static long[] decodeTimerSlot(byte[] value) {
     return new long[] {getLong(value, 0), getLong(value, LONG)};
   }
 

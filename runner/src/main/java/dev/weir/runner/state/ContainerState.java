@@ -6,7 +6,6 @@ import dev.weir.state.cache.ObjectCache;
 import dev.weir.state.cache.ObjectCacheSettings;
 import dev.weir.state.store.SortedByteStore;
 import dev.weir.state.store.StateStorage;
-import dev.weir.state.store.StateStoreException;
 import dev.weir.state.store.rocksdb.RocksDbSettings;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -225,7 +224,7 @@ public final class ContainerState implements AutoCloseable {
    * write-back buffer kept outside the object cache (the timer indexes' pending writes,
    * {@link TimerIndex}) is in the storage when it commits. Container thread only.
    */
-  void beforeCommit(Runnable flush) {
+  public void beforeCommit(Runnable flush) {
     beforeCommit.add(flush);
   }
 

@@ -18,7 +18,7 @@ public final class KeyContext<K> {
   final K key;
   final ByteKey id;
   final StateInternals state;
-  int pendingTimers;
+  public int pendingTimers;
 
   /** Creates the context of {@code key}, identified by its encoding {@code id}, with its state. */
   public KeyContext(K key, ByteKey id, StateInternals state) {

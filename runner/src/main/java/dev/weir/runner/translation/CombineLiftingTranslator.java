@@ -1,7 +1,7 @@
 package dev.weir.runner.translation;
 
 import dev.weir.runner.operators.AccumulatorMergingFn;
-import dev.weir.runner.operators.GroupByKeyOperator;
+import dev.weir.runner.operators.keyed.GroupByKeyOperator;
 import dev.weir.runner.operators.PartialCombineOperator;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;

@@ -1,6 +1,6 @@
 package dev.weir.runner.translation;
 
-import dev.weir.runner.operators.GroupByKeyOperator;
+import dev.weir.runner.operators.keyed.GroupByKeyOperator;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.runners.TransformHierarchy;

@@ -1,7 +1,7 @@
 package dev.weir.runner.translation;
 
 import dev.weir.runner.operators.SerializedCopies;
-import dev.weir.runner.operators.SplittableProcessOperator;
+import dev.weir.runner.operators.keyed.SplittableProcessOperator;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.beam.runners.core.SplittableParDoViaKeyedWorkItems;

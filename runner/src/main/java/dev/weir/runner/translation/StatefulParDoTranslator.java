@@ -3,7 +3,7 @@ package dev.weir.runner.translation;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import dev.weir.runner.operators.SerializedCopies;
-import dev.weir.runner.operators.StatefulParDoOperator;
+import dev.weir.runner.operators.keyed.StatefulParDoOperator;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.runners.TransformHierarchy;
 

@@ -1,6 +1,6 @@
 package dev.weir.runner.translation;
 
-import dev.weir.runner.operators.GroupByKeyOperator;
+import dev.weir.runner.operators.keyed.GroupByKeyOperator;
 import dev.weir.runner.operators.VoidKeyOperator;
 import dev.weir.runner.sideinput.SideInputs;
 import dev.weir.runner.translation.TranslationContext.Cut;

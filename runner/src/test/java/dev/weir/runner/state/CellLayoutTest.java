@@ -1,5 +1,7 @@
 package dev.weir.runner.state;
 
+import dev.weir.runner.timers.TimerIndex;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,4 +1,9 @@
-package dev.weir.runner.state;
+package dev.weir.runner.timers;
+
+import dev.weir.runner.state.ByteKey;
+import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.state.KeyContext;
+import dev.weir.runner.state.WatermarkHolds;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

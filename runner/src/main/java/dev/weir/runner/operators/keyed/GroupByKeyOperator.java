@@ -1,16 +1,17 @@
-package dev.weir.runner.operators;
+package dev.weir.runner.operators.keyed;
 
-import dev.weir.runner.state.CachedStateInternals;
-import dev.weir.runner.state.WatermarkHolds;
+import dev.weir.runner.operators.OperatorContext;
+import dev.weir.runner.operators.OperatorSnapshot;
+import dev.weir.runner.operators.Receiver;
 import dev.weir.runner.state.KeyContext;
-import dev.weir.runner.state.KeyedTimers;
+import dev.weir.runner.timers.KeyedTimers;
 import java.util.Collections;
 import java.util.List;
 import org.apache.beam.runners.core.DoFnRunner;
 import org.apache.beam.runners.core.GroupAlsoByWindowViaWindowSetNewDoFn;
 import org.apache.beam.runners.core.KeyedWorkItem;
-import org.apache.beam.runners.core.LateDataDroppingDoFnRunner;
 import org.apache.beam.runners.core.KeyedWorkItems;
+import org.apache.beam.runners.core.LateDataDroppingDoFnRunner;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateNamespaces;
 import org.apache.beam.runners.core.StateTag;

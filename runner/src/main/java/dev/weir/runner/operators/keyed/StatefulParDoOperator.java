@@ -1,10 +1,16 @@
-package dev.weir.runner.operators;
+package dev.weir.runner.operators.keyed;
 
-import dev.weir.runner.state.CachedStateInternals;
+import dev.weir.runner.operators.BundleFinalizers;
+import dev.weir.runner.operators.DoFnLifecycle;
+import dev.weir.runner.operators.OperatorContext;
+import dev.weir.runner.operators.OperatorSnapshot;
+import dev.weir.runner.operators.OutputRouter;
+import dev.weir.runner.operators.SerializedCopies;
+import dev.weir.runner.operators.SideInputConsumer;
+import dev.weir.runner.operators.SideInputPushback;
 import dev.weir.runner.state.KeyContext;
-import dev.weir.runner.state.KeyContexts;
-import dev.weir.runner.state.KeyedTimers;
 import dev.weir.runner.state.WatermarkHolds;
+import dev.weir.runner.timers.KeyedTimers;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;

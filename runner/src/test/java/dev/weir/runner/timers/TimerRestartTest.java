@@ -1,10 +1,12 @@
-package dev.weir.runner.state;
+package dev.weir.runner.timers;
+
+import dev.weir.runner.state.ContainerState;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.OperatorDriver;
-import dev.weir.runner.operators.StatefulParDoOperator;
+import dev.weir.runner.operators.keyed.StatefulParDoOperator;
 import dev.weir.runner.time.JobClock;
 import dev.weir.state.StateBackend;
 import java.nio.file.Path;

@@ -1,7 +1,11 @@
-package dev.weir.runner.operators;
+package dev.weir.runner.operators.keyed;
+
+import dev.weir.runner.operators.Operator;
+import dev.weir.runner.operators.OperatorContext;
+import dev.weir.runner.operators.OperatorSnapshot;
 
 import dev.weir.runner.state.KeyContext;
-import dev.weir.runner.state.KeyedTimers;
+import dev.weir.runner.timers.KeyedTimers;
 import java.util.function.BooleanSupplier;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;

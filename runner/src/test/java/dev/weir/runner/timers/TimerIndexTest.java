@@ -1,4 +1,7 @@
-package dev.weir.runner.state;
+package dev.weir.runner.timers;
+
+import dev.weir.runner.state.CellLayout;
+import dev.weir.runner.state.ContainerState;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,10 @@
-package dev.weir.runner.state;
+package dev.weir.runner.timers;
+
+import org.apache.beam.sdk.annotations.Internal;
+
+import dev.weir.runner.state.CellLayout;
+import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.state.NamespaceNames;
 
 import dev.weir.state.cache.CachedStore;
 import dev.weir.state.cache.StateKey;
@@ -87,7 +93,8 @@ import org.joda.time.Instant;
  * <p>Threading: confined to the task's container thread. Errors: store failures surface as
  * {@code StateStoreException}; undecodable entries as {@link IllegalStateException}.
  */
-final class TimerIndex {
+@Internal
+public final class TimerIndex {
   /** Decoded view of one pending timer: its encoded key and Beam's description. */
   record Pending(byte[] keyBytes, TimerData data) {}
 
@@ -127,7 +134,7 @@ final class TimerIndex {
    * @param windowCoder decodes window namespaces of loaded timers
    * @param heapCapacity how many of the earliest timers to keep decoded in memory (at least 1)
    */
-  TimerIndex(ContainerState state, Coder<? extends BoundedWindow> windowCoder, int heapCapacity) {
+  public TimerIndex(ContainerState state, Coder<? extends BoundedWindow> windowCoder, int heapCapacity) {
     this.ordered = state.timerStore();
     this.slots = state.store();
     this.indexPrefix = CellLayout.timerPrefix(state.newOperatorPrefix());
@@ -143,7 +150,7 @@ final class TimerIndex {
    * Loads what an earlier instance committed: counts the timers and reports each one's output
    * timestamp (epoch ms) to {@code outputHolds} (may be null), then fills the heap. One scan.
    */
-  void open(LongConsumer outputHolds) {
+  public void open(LongConsumer outputHolds) {
     flushPendingWrites();
     size = 0;
     try (StoreIterator<byte[], byte[]> it = ordered.prefix(indexPrefix)) {
@@ -178,7 +185,7 @@ final class TimerIndex {
    * @return the previous {@code {timestamp, outputTimestamp}} (epoch ms) if the timer was set,
    *     else null; do not modify
    */
-  long[] set(byte[] keyBytes, TimerData timer) {
+  public long[] set(byte[] keyBytes, TimerData timer) {
     byte[] slot = slotKey(keyBytes, timer.getNamespace(), timer.getTimerId(), timer.getTimerFamilyId());
     StateKey slotKey = slots.key(slot);
     long[] old = slots.get(slotKey, SlotCoder.INSTANCE);

@@ -1,4 +1,4 @@
-package dev.weir.runner.operators;
+package dev.weir.runner.operators.keyed;
 
 import dev.weir.runner.state.CachedStateInternals;
 import org.apache.beam.runners.core.DoFnRunner;

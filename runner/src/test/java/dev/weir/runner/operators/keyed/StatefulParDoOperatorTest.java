@@ -1,4 +1,7 @@
-package dev.weir.runner.operators;
+package dev.weir.runner.operators.keyed;
+
+import dev.weir.runner.operators.OperatorContext;
+import dev.weir.runner.operators.OperatorDriver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.weir.runner.operators;
+package dev.weir.runner.operators.keyed;
 
 import dev.weir.runner.state.ByteKey;
 import dev.weir.runner.state.KeyContext;
