@@ -20,7 +20,11 @@ public enum ExecutionEnvironment {
    * in this JVM; intermediate streams on Kafka topics.
    */
   SAMZA_LOCAL,
-  /** Several processes running the same {@code main}, as Samza standalone jobs do (not yet supported, issue 15). */
+  /**
+   * Several processes running the same {@code main}, as Samza standalone jobs do: samza-core's passthrough
+   * coordinator (each process with its own {@code processor.id}) or its ZooKeeper coordinator, whose
+   * survivors take over a dead process's tasks; needs {@code weir-runner-samza} on the classpath.
+   */
   SAMZA_STANDALONE;
 
   /** Maven coordinates of the artifact that provides the Samza environments. */
