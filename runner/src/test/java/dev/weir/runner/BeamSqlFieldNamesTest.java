@@ -27,6 +27,7 @@ import org.apache.beam.sdk.values.Row;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import org.joda.time.Instant;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -54,6 +55,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * other shape builds its rows under the output schema already. About 45 s (three pipelines of 19
  * queries; planning dominates).
  */
+@Tag("slow")
 class BeamSqlFieldNamesTest {
   private static final Schema ORDERS = Schema.builder()
       .addInt64Field("id").addStringField("customer").addInt64Field("amount").build();

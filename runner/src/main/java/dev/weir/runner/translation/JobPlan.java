@@ -60,7 +60,7 @@ public final class JobPlan {
 
   /**
    * Whether the job reads a {@code TestStream}: it then runs on a manual processing-time clock
-   * and tracks quiescence (see {@code executor.Quiescence}).
+   * and tracks quiescence (see {@code time.Quiescence}).
    */
   public boolean hasTestStream() {
     for (StagePlan stage : stages) {

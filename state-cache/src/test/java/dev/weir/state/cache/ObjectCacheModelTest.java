@@ -20,6 +20,7 @@ import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.samza.storage.kv.Entry;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -36,6 +37,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * configuration, the step and the last operations. Reproduce with
  * {@code mvn -pl state-cache test -Dtest=ObjectCacheModelTest -Dweir.model.seed=<seed>}.
  */
+@Tag("slow")
 class ObjectCacheModelTest {
 
   private static final int OPERATIONS = 12_000;
