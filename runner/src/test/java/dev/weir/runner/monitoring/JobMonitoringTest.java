@@ -11,6 +11,15 @@ import dev.weir.runner.WeirSettings;
 import dev.weir.runner.translation.JobPlan;
 import java.lang.management.ManagementFactory;
 import java.util.Set;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.coders.VarLongCoder;
+import org.apache.beam.sdk.testing.TestStream;
+import org.apache.beam.sdk.values.TimestampedValue;
+import org.joda.time.Instant;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import javax.management.MBeanServer;
@@ -43,6 +52,8 @@ import org.junit.jupiter.api.Test;
 class JobMonitoringTest {
   private static final long DEADLINE_MS = 60_000;
   private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
+  private static final long ELEMENTS = 10;
+  private static final long WATERMARK_MS = 5_000;
 
   @Test
   void aRunningStreamingJobsMBeansShowAdvancingWatermarksMovingCacheCountersAndUserMetrics() throws Exception {
@@ -105,6 +116,83 @@ class JobMonitoringTest {
     }
     awaitTrue("the MBeans are unregistered when the job ends",
         () -> queryCount("dev.weir:job=" + job + ",*") == 0);
+  }
+
+  /**
+   * Relations the MBeans must keep with what the test itself did: a test stream sends ten elements,
+   * moves the watermark to a time the test picks, then sends one element that a stateful DoFn holds
+   * (its container blocks until the test lets go). While it is held, the job is still registered
+   * and every count is known exactly.
+   */
+  @Test
+  void theMBeansReportExactlyTheElementsAndTheWatermarkTheTestSent() throws Exception {
+    String job = "jmx-exact-" + UUID.randomUUID();
+    WeirPipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=WeirRunner", "--streaming=true",
+        "--parallelism=2", "--containers=2", "--stateBackend=MEMORY", "--jobName=" + job)
+        .as(WeirPipelineOptions.class);
+    TestStream.Builder<KV<String, Long>> events = TestStream.create(KvCoder.of(StringUtf8Coder.of(), VarLongCoder.of()));
+    for (long i = 0; i < ELEMENTS; i++) {
+      events = events.addElements(TimestampedValue.of(KV.of("k" + (i % 3), i), new Instant(1_000 + i)));
+    }
+    Pipeline p = Pipeline.create(options);
+    p.apply(events.advanceWatermarkTo(new Instant(WATERMARK_MS))
+            .addElements(TimestampedValue.of(KV.of(HeldByGate.KEY, -1L), new Instant(WATERMARK_MS + 1_000)))
+            .advanceWatermarkToInfinity())
+        .apply("Counted", ParDo.of(new CountedKv()))
+        .apply("Gate", ParDo.of(new HeldByGate()));
+    WeirSettings settings = WeirSettings.from(options);
+    JobPlan plan = WeirRunner.translate(p, settings);
+    assertThat(plan.stages()).as("the test stream's stage and the gate's keyed stage").hasSize(2);
+    MetricsEnvironment.setMetricsSupported(true);
+    HeldByGate.reset();
+    long startNs = System.nanoTime();
+    JobExecutor executor = new JobExecutor(plan, settings);
+    executor.start();
+    try {
+      assertThat(HeldByGate.held.await(DEADLINE_MS, TimeUnit.MILLISECONDS)).as("the gate holds the last element").isTrue();
+      ObjectName source = new ObjectName("dev.weir:type=Stage,job=" + job + ",stage=stage-0");
+      ObjectName gate = new ObjectName("dev.weir:type=Stage,job=" + job + ",stage=stage-1");
+      ObjectName counted = JobMonitoring.name("Transform", job, "transform", "Counted/ParMultiDo(CountedKv)");
+      awaitTrue("the test stream's stage sent every element", () -> (long) attribute(source, "EventsOut") >= ELEMENTS + 1);
+      awaitTrue("the user counter counts every element",
+          () -> SERVER.isRegistered(counted) && (long) attribute(counted, "test:elements") >= ELEMENTS + 1);
+      awaitTrue("the gate's stage took the first ten in finished bundles", () -> (long) attribute(gate, "EventsIn") >= ELEMENTS);
+
+      assertThat((long) attribute(source, "EventsOut")).as("events out of the source stage").isEqualTo(ELEMENTS + 1);
+      assertThat((long) attribute(counted, "test:elements")).as("the user counter").isEqualTo(ELEMENTS + 1);
+      assertThat((long) attribute(gate, "EventsIn")).as("events in: the held element's bundle is open")
+          .isEqualTo(ELEMENTS);
+      assertThat((long) attribute(gate, "InputWatermarkMs")).as("the watermark the test stream set")
+          .isEqualTo(WATERMARK_MS);
+      long taskEventsIn = 0;
+      for (int partition = 0; partition < 2; partition++) {
+        taskEventsIn += (long) attribute(new ObjectName("dev.weir:type=Task,job=" + job + ",stage=stage-1,partition="
+            + partition), "EventsIn");
+      }
+      assertThat(taskEventsIn).as("a stage's events are its tasks' events").isEqualTo(ELEMENTS);
+
+      Set<ObjectName> containers = SERVER.queryNames(new ObjectName("dev.weir:type=Container,job=" + job + ",*"), null);
+      assertThat(containers).hasSize(2);
+      for (ObjectName container : containers) {
+        long phasesNs = 0;
+        for (String phase : List.of("DrainOutboxesNs", "FireTimersNs", "ProcessEnvelopesNs", "TickNs", "CommitPhaseNs",
+            "IdleNs")) {
+          long ns = (long) attribute(container, phase);
+          assertThat(ns).as(phase).isNotNegative();
+          phasesNs += ns;
+        }
+        long wallNs = System.nanoTime() - startNs;
+        assertThat(phasesNs).as("%s: phase times add up to no more than the wall time", container)
+            .isLessThanOrEqualTo(wallNs);
+        assertThat((double) attribute(container, "Utilization")).isBetween(0.0, 1.0);
+        assertThat((long) attribute(container, "Iterations")).isPositive();
+        assertThat((long) attribute(container, "Checkpoints")).as("a job on the heap takes no checkpoints").isZero();
+      }
+    } finally {
+      HeldByGate.release.countDown();
+    }
+    executor.completion().get(DEADLINE_MS, TimeUnit.MILLISECONDS);
+    assertThat(queryCount("dev.weir:job=" + job + ",*")).as("no MBean outlives the job").isZero();
   }
 
   @Test
@@ -178,6 +266,45 @@ class JobMonitoringTest {
     public void process(@Element Long x, OutputReceiver<Long> out) {
       elements.inc();
       out.output(x);
+    }
+  }
+
+  /** Counts its elements in a user counter. */
+  static final class CountedKv extends DoFn<KV<String, Long>, KV<String, Long>> {
+    private final Counter elements = Metrics.counter("test", "elements");
+
+    @ProcessElement
+    public void process(@Element KV<String, Long> x, OutputReceiver<KV<String, Long>> out) {
+      elements.inc();
+      out.output(x);
+    }
+  }
+
+  /**
+   * A stateful DoFn that holds the element of key {@link #KEY}: it tells the test it holds it, then
+   * blocks its container's thread until the test lets go (static latches: the DoFn is serialized).
+   */
+  static final class HeldByGate extends DoFn<KV<String, Long>, Long> {
+    static final String KEY = "held";
+    static volatile CountDownLatch held = new CountDownLatch(1);
+    static volatile CountDownLatch release = new CountDownLatch(1);
+
+    @StateId("seen")
+    private final StateSpec<ValueState<Long>> seen = StateSpecs.value();
+
+    static void reset() {
+      held = new CountDownLatch(1);
+      release = new CountDownLatch(1);
+    }
+
+    @ProcessElement
+    public void process(@Element KV<String, Long> element, @StateId("seen") ValueState<Long> state)
+        throws InterruptedException {
+      state.write(element.getValue());
+      if (KEY.equals(element.getKey())) {
+        held.countDown();
+        release.await(DEADLINE_MS, TimeUnit.MILLISECONDS);
+      }
     }
   }
 
