@@ -84,7 +84,7 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: everything here runs on the container's own thread, except {@link #stop()} and
  * the monitoring reads ({@link ContainerStatus}: any thread, counters the loop keeps anyway).
  */
-final class Container implements Runnable, ContainerStatus {
+final class Container implements Runnable, ContainerStatus, FailureCoordinator.Stoppable {
   private static final Logger LOG = LoggerFactory.getLogger(Container.class);
   static final int BURST = 16;
   static final long TICK_NS = 5_000_000L;
@@ -106,6 +106,8 @@ final class Container implements Runnable, ContainerStatus {
   private final Quiescence quiescence;
   /** The container's part of checkpoints, or null: the job takes none. */
   private final ContainerCheckpointer checkpoints;
+  /** The container's state, once {@link #run()} opened it; container thread only. */
+  private ContainerState state;
   /** The tasks as monitoring reads them. */
   private final List<TaskStatus> taskStatus;
   /** Whether sources and processing-time timers are paused for a checkpoint (this pass). */
@@ -136,8 +138,6 @@ final class Container implements Runnable, ContainerStatus {
     this.id = id;
     this.tasks = tasks;
     this.context = context;
-    this.checkpoints = context.checkpoints() == null ? null
-        : new ContainerCheckpointer(id, context.checkpoints(), context.restore(), tasks);
     this.sealers = context.sealers();
     this.clock = context.clock();
     this.quiescence = context.quiescence();
@@ -146,6 +146,8 @@ final class Container implements Runnable, ContainerStatus {
       status.add(new TaskStatus(task.name().getTaskName(), task.stats()));
     }
     this.taskStatus = List.copyOf(status);
+    this.checkpoints = context.checkpoints() == null ? null : new ContainerCheckpointer(id, context.checkpoints(), tasks,
+        (checkpointId, metadata) -> state.checkpoint(metadata, context.restore().partDirectory(checkpointId, id)));
     List<Slot> all = new ArrayList<>();
     for (StageTask task : tasks) {
       List<InputPartition> inputs = task.inputPartitions();
@@ -201,7 +203,8 @@ final class Container implements Runnable, ContainerStatus {
   }
 
   /** Asks the loop to end at its next iteration. Any thread. */
-  void stop() {
+  @Override
+  public void stop() {
     running = false;
   }
 
@@ -210,7 +213,6 @@ final class Container implements Runnable, ContainerStatus {
     StepScope scope = new StepScope();
     scope.installOnCurrentThread();
     Throwable failure = null;
-    ContainerState state = null;
     ContainerCommit commit = null;
     boolean ended = false;
     try {
@@ -218,7 +220,7 @@ final class Container implements Runnable, ContainerStatus {
       commit = new ContainerCommit(state, context.metrics().newCommitter(), this::stateCommitted);
       published = commit;
       if (checkpoints != null) {
-        checkpoints.restore(state);
+        checkpoints.restore(state.storage().committedMetadata());
       }
       for (StageTask task : tasks) {
         task.open(scope, commit, checkpoints != null);
@@ -237,7 +239,7 @@ final class Container implements Runnable, ContainerStatus {
         state.safePoint(); // between elements: evicted dirty state may be encoded now
         commit.commitIfNeeded();
         if (checkpoints != null) {
-          work += checkpoints.pass(work, state, t4, () -> running, this::hasStreamInput);
+          work += checkpoints.pass(work, t4, () -> running, this::hasStreamInput);
         }
         long t5 = System.nanoTime();
         if (work == 0 && sealers != null) {

@@ -2,8 +2,6 @@ package dev.weir.runner.executor;
 
 import dev.weir.runner.checkpoint.CheckpointCoordinator;
 import dev.weir.runner.checkpoint.CheckpointParticipant;
-import dev.weir.runner.checkpoint.JobRestore;
-import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.operators.FailureContext;
 import java.util.HashMap;
 import java.util.List;
@@ -25,8 +23,8 @@ import java.util.function.BooleanSupplier;
  *       coordinator until every container is quiet and every stream empty;
  *   <li><b>snapshot</b>: each task writes its part into one metadata map
  *       ({@link CheckpointParticipant#snapshot}), which goes into the container's storage commit,
- *       and the store writes a RocksDB checkpoint of itself into the checkpoint's directory
- *       ({@link ContainerState#checkpoint});
+ *       and the container's {@link PartWriter} writes it (the container's store commits and
+ *       writes a RocksDB checkpoint of itself into the checkpoint's directory);
  *   <li><b>complete</b>: once every container wrote its part the coordinator writes the manifest;
  *       then each task hears of it ({@link CheckpointParticipant#checkpointCompleted()}) and
  *       finalizes its source marks.
@@ -39,28 +37,41 @@ import java.util.function.BooleanSupplier;
  * <p>Threading: the container's thread only; the coordinator is shared and synchronized.
  */
 final class ContainerCheckpointer {
+  /** Writes the container's part of a checkpoint: its tasks' metadata into its store's commit, and the store's checkpoint. */
+  @FunctionalInterface
+  interface PartWriter {
+    /**
+     * @param checkpointId the checkpoint's id
+     * @param metadata every task's part, by key
+     * @throws RuntimeException if the part cannot be written (naming the path)
+     */
+    void write(long checkpointId, Map<String, byte[]> metadata);
+  }
+
   private final int container;
   private final CheckpointCoordinator coordinator;
-  private final JobRestore restore;
   private final List<? extends CheckpointParticipant> participants;
+  private final PartWriter writer;
 
   /**
    * @param container the container's id
    * @param coordinator the job's checkpoint coordinator
-   * @param restore where the container writes its part of each checkpoint
    * @param participants the container's tasks
+   * @param writer writes the container's part of each checkpoint
    */
-  ContainerCheckpointer(int container, CheckpointCoordinator coordinator, JobRestore restore,
-      List<? extends CheckpointParticipant> participants) {
+  ContainerCheckpointer(int container, CheckpointCoordinator coordinator,
+      List<? extends CheckpointParticipant> participants, PartWriter writer) {
     this.container = container;
     this.coordinator = coordinator;
-    this.restore = restore;
     this.participants = participants;
+    this.writer = writer;
   }
 
-  /** Hands every task the checkpoint its container's storage restored (empty on a fresh start); before they open. */
-  void restore(ContainerState state) {
-    Map<String, byte[]> metadata = state.storage().committedMetadata();
+  /**
+   * Hands every task the checkpoint metadata its container's storage restored (empty on a fresh
+   * start); before they open.
+   */
+  void restore(Map<String, byte[]> metadata) {
     for (CheckpointParticipant participant : participants) {
       participant.restore(metadata);
     }
@@ -82,7 +93,7 @@ final class ContainerCheckpointer {
    * @throws RuntimeException if the container's part could not be written (the job fails; the
    *     previous checkpoint stays the newest complete one), with the checkpoint's id attached
    */
-  int pass(int work, ContainerState state, long nowNs, BooleanSupplier running, BooleanSupplier hasStreamInput)
+  int pass(int work, long nowNs, BooleanSupplier running, BooleanSupplier hasStreamInput)
       throws InterruptedException {
     coordinator.poll(nowNs);
     if (coordinator.phase() != CheckpointCoordinator.Phase.PAUSING || work > 0) {
@@ -110,7 +121,7 @@ final class ContainerCheckpointer {
       for (CheckpointParticipant participant : participants) {
         participant.snapshot(metadata);
       }
-      state.checkpoint(metadata, restore.partDirectory(checkpointId, container));
+      writer.write(checkpointId, metadata);
     } catch (Throwable t) {
       failure = t;
     }

@@ -29,11 +29,18 @@ import org.slf4j.LoggerFactory;
 final class FailureCoordinator {
   private static final Logger LOG = LoggerFactory.getLogger(FailureCoordinator.class);
 
+  /** A container as the coordinator sees it: something to stop. */
+  @FunctionalInterface
+  interface Stoppable {
+    /** Asks the container's loop to end at its next iteration. Any thread; must not block. */
+    void stop();
+  }
+
   private final String jobName;
   private final CompletableFuture<Void> completion;
   /** The job's end, run once by the last container to exit: true if every container ended normally. */
   private final Consumer<Boolean> onAllExited;
-  private final List<Container> containers = new ArrayList<>();
+  private final List<Stoppable> containers = new ArrayList<>();
   /** Counts down as each container's run loop ends, however it ends ({@link #loopEnded}). */
   private volatile CountDownLatch loopsEnded = new CountDownLatch(0);
   private int running;
@@ -56,7 +63,7 @@ final class FailureCoordinator {
   }
 
   /** The job's containers, before any starts. */
-  synchronized void setContainers(List<Container> all) {
+  synchronized void setContainers(List<? extends Stoppable> all) {
     containers.clear();
     containers.addAll(all);
     running = all.size();
@@ -65,11 +72,11 @@ final class FailureCoordinator {
 
   /** Asks every container to stop at its next iteration. Idempotent. */
   void stopAll() {
-    List<Container> snapshot;
+    List<Stoppable> snapshot;
     synchronized (this) {
       snapshot = List.copyOf(containers);
     }
-    for (Container container : snapshot) {
+    for (Stoppable container : snapshot) {
       container.stop();
     }
   }

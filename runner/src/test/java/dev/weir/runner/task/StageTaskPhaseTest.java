@@ -55,6 +55,8 @@ class StageTaskPhaseTest {
   private static final AtomicInteger GROUPS = new AtomicInteger();
 
   private StageTask task;
+  private WeirTaskFactory factory;
+  private TaskName taskName;
   private ContainerState state;
   private SystemStreamPartition ssp;
   private int producers;
@@ -83,10 +85,10 @@ class StageTaskPhaseTest {
     for (StreamPlan stream : plan.streams()) {
       streams.put(stream.id(), new InProcessStream(stream, 1024));
     }
-    WeirTaskFactory factory = new WeirTaskFactory(plan, streams, WeirSettings.from(options), new StepMetrics(),
-        JobClock.SYSTEM, null);
+    factory = new WeirTaskFactory(plan, streams, WeirSettings.from(options), new StepMetrics(), JobClock.SYSTEM, null);
     StagePlan grouping = plan.stages().get(plan.stages().size() - 1);
-    task = factory.createTask(new TaskName(grouping.name() + "-p0"));
+    taskName = new TaskName(grouping.name() + "-p0");
+    task = factory.createTask(taskName);
     ssp = streams.get(shuffle.id()).partition(0).ssp();
     producers = streams.get(shuffle.id()).partition(0).producers();
     state = ContainerState.inMemory(10_000);
@@ -169,5 +171,53 @@ class StageTaskPhaseTest {
   void aTickWithNothingToDoReportsNoWork() {
     assertThat(task.tick(false)).isZero();
     assertThat(task.phase()).isEqualTo(TaskPhase.RUNNING);
+  }
+
+  @Test
+  void aCheckpointFirstFinishesTheOpenBundle_andATaskIsNotQuietWhileItFires() throws Exception {
+    elementsOfOneWindowOverManyKeys();
+    assertThat(task.quietForCheckpoint()).as("a bundle is open").isFalse();
+    assertThat(task.finishBundleForCheckpoint()).as("the open bundle finished").isEqualTo(1);
+    assertThat(task.finishBundleForCheckpoint()).as("no bundle left").isZero();
+    assertThat(task.quietForCheckpoint()).as("buffered elements are state, not work in flight").isTrue();
+
+    for (int producer = 0; producer < producers; producer++) {
+      deliver(new ProducerWatermark(100, producer, "upstream"), null);
+    }
+    assertThat(task.phase()).isEqualTo(TaskPhase.FIRING);
+    assertThat(task.quietForCheckpoint()).as("firings pending").isFalse();
+    fireWhileAsked();
+    assertThat(task.quietForCheckpoint()).isTrue();
+  }
+
+  @Test
+  void aTaskRestoredFromASnapshot_resumesTheWatermarksItHadReached() throws Exception {
+    for (int producer = 0; producer < producers; producer++) {
+      deliver(new ProducerWatermark(100 + producer, producer, "upstream"), null);
+    }
+    assertThat(task.stats().inputWatermarkMs()).as("the minimum over producers").isEqualTo(100);
+    Map<String, byte[]> metadata = new HashMap<>();
+    task.snapshot(metadata);
+    assertThat(metadata).containsKey("task/" + taskName.getTaskName() + "/watermarks");
+
+    StageTask restored = factory.createTask(taskName);
+    ContainerState restoredState = ContainerState.inMemory(10_000);
+    try {
+      restored.restore(metadata);
+      restored.open(new StepScope(), new ContainerCommit(restoredState, new StepMetrics().newCommitter(),
+          restored::committed), true);
+      assertThat(restored.stats().inputWatermarkMs()).as("resumed where the snapshot was").isEqualTo(100);
+      assertThat(restored.phase()).isEqualTo(TaskPhase.RUNNING);
+      deliver(restored, new ProducerWatermark(50, 0, "upstream"));
+      assertThat(restored.stats().inputWatermarkMs())
+          .as("each producer's watermark was restored: an older one replayed does not move it back").isEqualTo(100);
+    } finally {
+      restored.close();
+      restoredState.close();
+    }
+  }
+
+  private void deliver(StageTask target, Object message) {
+    target.process(target.inputIndex(ssp), KeyedElement.of(null, message));
   }
 }
