@@ -180,6 +180,11 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
     return id;
   }
 
+  /** The container's tasks, in the order it runs them (for tests). */
+  List<StageTask> taskList() {
+    return tasks;
+  }
+
   @Override
   public List<TaskStatus> tasks() {
     return taskStatus;

@@ -3,9 +3,11 @@ package dev.weir.runner.executor;
 import dev.weir.runner.checkpoint.CheckpointCoordinator;
 import dev.weir.runner.checkpoint.JobRestore;
 import dev.weir.runner.metrics.StepMetrics;
+import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.time.JobClock;
 import dev.weir.runner.time.Quiescence;
 import dev.weir.state.cache.SealerQueue;
+import java.io.IOException;
 
 /**
  * Everything a {@link Container} needs from its job, handed down once when it is built, so that a
@@ -19,8 +21,21 @@ import dev.weir.state.cache.SealerQueue;
  * @param metrics the job's metrics registry; each container commits its tasks' metrics into it
  * @param sealers the queue of sealed state values idle loops encode, or null (inline sealing)
  * @param checkpoints the job's checkpoint coordinator, or null if the job takes no checkpoints
- * @param restore the job's state directory and checkpoints (where each container writes its part)
+ * @param restore the job's state directory and checkpoints (where each container writes its part);
+ *     null if the job takes no checkpoints
  * @param failures where containers report their failure, the end of their loop and their exit
  */
-record ContainerContext(JobClock clock, Quiescence quiescence, ContainerStates states, StepMetrics metrics,
-    SealerQueue sealers, CheckpointCoordinator checkpoints, JobRestore restore, FailureCoordinator failures) {}
+record ContainerContext(JobClock clock, Quiescence quiescence, StateOpener states, StepMetrics metrics,
+    SealerQueue sealers, CheckpointCoordinator checkpoints, JobRestore restore, FailureCoordinator failures) {
+
+  /** Opens a container's state (storage and object cache); {@link ContainerStates} from the run's settings. */
+  @FunctionalInterface
+  interface StateOpener {
+    /**
+     * Opens the state of container {@code id}, on that container's thread.
+     *
+     * @throws IOException if its directory cannot be created or its store opened
+     */
+    ContainerState open(int id) throws IOException;
+  }
+}

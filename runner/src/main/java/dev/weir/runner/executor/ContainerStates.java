@@ -17,7 +17,7 @@ import java.nio.file.Path;
  *
  * <p>Threading: {@link #open} on each container's own thread; immutable.
  */
-final class ContainerStates {
+final class ContainerStates implements ContainerContext.StateOpener {
   private final WeirSettings settings;
   private final JobRestore job;
   private final SealerQueue sealers;
@@ -37,7 +37,8 @@ final class ContainerStates {
    *
    * @throws IOException if its directory cannot be created or the store opened
    */
-  ContainerState open(int id) throws IOException {
+  @Override
+  public ContainerState open(int id) throws IOException {
     StateBackend backend = settings.stateBackend();
     Path directory = null;
     if (backend == StateBackend.ROCKSDB) {
