@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.WindowedValue;
 import org.joda.time.Instant;
@@ -168,40 +169,31 @@ final class StageGraph {
 
   /** Every operator's {@code finishBundle}, in node order. */
   void finishBundles() {
-    for (int i = 0; i < operators.length; i++) {
-      StepScope.Step previous = scope.enter(steps[i]);
-      try {
-        operators[i].finishBundle();
-      } finally {
-        scope.exit(previous);
-      }
-    }
+    eachInStep(Operator::finishBundle);
   }
 
   /** Every operator hears of processing time {@code now} (its processing-time timers may fire). */
   void onProcessingTime(Instant now) {
-    for (int i = 0; i < operators.length; i++) {
-      StepScope.Step previous = scope.enter(steps[i]);
-      try {
-        operators[i].onProcessingTime(now);
-      } finally {
-        scope.exit(previous);
-      }
-    }
+    eachInStep(operator -> operator.onProcessingTime(now));
   }
 
   /** Closes every operator, then every input partition (source readers). */
   void close() {
+    eachInStep(Operator::close);
+    for (TaskInput input : inputs) {
+      input.partition.close();
+    }
+  }
+
+  /** Calls {@code call} on every operator in node order, each in its own step. */
+  private void eachInStep(Consumer<Operator> call) {
     for (int i = 0; i < operators.length; i++) {
       StepScope.Step previous = scope.enter(steps[i]);
       try {
-        operators[i].close();
+        call.accept(operators[i]);
       } finally {
         scope.exit(previous);
       }
-    }
-    for (TaskInput input : inputs) {
-      input.partition.close();
     }
   }
 
