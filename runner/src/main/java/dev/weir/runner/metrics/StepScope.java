@@ -16,7 +16,7 @@ import org.apache.beam.sdk.metrics.MetricsContainer;
  * <h2>Who brackets</h2>
  *
  * The executor, never the operators. Every call into an operator goes through one of: a
- * {@link SpannedReceiver} on each edge of the fused graph (elements, including those a DoFn
+ * {@link dev.weir.runner.task.SpannedReceiver} on each edge of the fused graph (elements, including those a DoFn
  * outputs to the next fused operator), the task's brackets around its calls into an operator
  * (open, watermarks, timers, processing time, side inputs, finish bundle, close), or a source
  * partition's bracket around its reader calls. So element processing, timer firings,

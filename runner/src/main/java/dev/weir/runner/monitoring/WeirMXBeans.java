@@ -29,7 +29,7 @@ import org.apache.beam.sdk.annotations.Internal;
  * </ul>
  *
  * <p>Reading is cheap and never blocks the run loop: every attribute is read from counters the
- * container threads publish with opaque writes (see {@link TaskStats}, {@link RunLoopMetrics},
+ * container threads publish with opaque writes (see {@link dev.weir.runner.task.TaskStats}, {@link dev.weir.runner.metrics.RunLoopMetrics},
  * {@code ObjectCache.stats()}), so values of one MBean may come from adjacent iterations.
  * Watermarks are epoch milliseconds; Beam's minimum timestamp ({@code -9223372036854775}) means
  * "no watermark yet", its maximum ({@code 9223372036854775}) "end of input".

@@ -71,7 +71,7 @@ import org.apache.beam.sdk.annotations.Internal;
  *
  * <h2>Timers</h2>
  *
- * The event-time timer index ({@link TimerIndex}) keeps two operator prefixes of its own: an
+ * The event-time timer index ({@link dev.weir.runner.timers.TimerIndex}) keeps two operator prefixes of its own: an
  * index prefix, for keys in the raw timer store ({@link ContainerState#TIMER_STORE}) ordered by
  * firing time, and a slot prefix, for keys in the object-cached state store that find a timer by
  * identity. With {@code f} the length of the timer family id:

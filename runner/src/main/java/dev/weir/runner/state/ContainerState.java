@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * backend, one {@link ObjectCache} of {@code --objectCacheSize} entries and
  * {@code --objectCacheBytes} in front of it, and one cached store that every keyed operator of the
  * container's tasks shares, plus one raw store of event-time timer indexes ({@link #timerStore()},
- * see {@link TimerIndex}) committed with it. Operators are told apart by 4-byte prefixes handed
+ * see {@link dev.weir.runner.timers.TimerIndex}) committed with it. Operators are told apart by 4-byte prefixes handed
  * out by {@link #newOperatorPrefix()} in open order, so the same job reopened over the same
  * directory finds its cells and timers again; {@link CellLayout} lays out every key under those
  * prefixes.
@@ -188,7 +188,7 @@ public final class ContainerState implements AutoCloseable {
   }
 
   /**
-   * The dedicated raw byte store of event-time timer indexes ({@link TimerIndex}), in the same
+   * The dedicated raw byte store of event-time timer indexes ({@link dev.weir.runner.timers.TimerIndex}), in the same
    * storage (so committed atomically with the state), not behind the object cache: the index is
    * read by range scans, which must not flush the state cache.
    */
@@ -222,7 +222,7 @@ public final class ContainerState implements AutoCloseable {
   /**
    * Registers {@code flush} to run before every commit and checkpoint of this state, so that a
    * write-back buffer kept outside the object cache (the timer indexes' pending writes,
-   * {@link TimerIndex}) is in the storage when it commits. Container thread only.
+   * {@link dev.weir.runner.timers.TimerIndex}) is in the storage when it commits. Container thread only.
    */
   public void beforeCommit(Runnable flush) {
     beforeCommit.add(flush);

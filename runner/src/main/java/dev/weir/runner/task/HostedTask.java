@@ -29,7 +29,7 @@ import org.apache.samza.system.SystemStreamPartition;
  * {@code executor.Container}: the host hands it each input envelope, its periodic tick and its end of
  * input, and takes what the task writes to its output streams through an {@link Output}. The task,
  * its operators, its watermark aggregation over producers ({@link StageWatermarks}) and its
- * control messages ({@link ProducerWatermark}, {@link ProducerEndOfStream}) are exactly the
+ * control messages ({@link dev.weir.runner.stream.ProducerWatermark}, {@link dev.weir.runner.stream.ProducerEndOfStream}) are exactly the
  * embedded executor's; only the run loop differs.
  *
  * <p>The hosted task acts as a container of one task: it owns a {@link ContainerState} (the
@@ -60,8 +60,8 @@ public final class HostedTask {
      * Sends one envelope of stream {@code stream} to its partition {@code partition}.
      *
      * @param key a shuffle's encoded key bytes, or null
-     * @param message a Beam {@code WindowedValue}, a {@link ProducerWatermark} or a
-     *     {@link ProducerEndOfStream}
+     * @param message a Beam {@code WindowedValue}, a {@link dev.weir.runner.stream.ProducerWatermark} or a
+     *     {@link dev.weir.runner.stream.ProducerEndOfStream}
      */
     void send(StreamPlan stream, int partition, byte[] key, Object message);
   }
@@ -190,7 +190,7 @@ public final class HostedTask {
    * Processes one envelope of input {@code input} ({@link #inputIndex}), then runs the task until
    * it waits for input again, sending its output to {@code out}.
    *
-   * @param message a Beam {@code WindowedValue}, a {@link ProducerWatermark} or a {@link ProducerEndOfStream}
+   * @param message a Beam {@code WindowedValue}, a {@link dev.weir.runner.stream.ProducerWatermark} or a {@link dev.weir.runner.stream.ProducerEndOfStream}
    * @throws RuntimeException the task's failure, with the task's name attached ({@link FailureContext})
    */
   public void process(int input, Object key, Object message, Output out) {

@@ -49,15 +49,15 @@ import org.joda.time.Instant;
  * as runners-core's {@link GroupAlsoByWindowViaWindowSetNewDoFn} does, except that the runner is
  * kept for the key's next work items instead of built per work item ({@link ReduceFnRunners}). With
  * {@link #grouping} values are buffered (a GroupByKey); with a combining reduce function it is the
- * merging half of a lifted Combine.perKey over accumulators ({@link PartialCombineOperator}), or a
+ * merging half of a lifted Combine.perKey over accumulators ({@link dev.weir.runner.operators.PartialCombineOperator}), or a
  * Combine.perKey that could not be lifted, adding raw inputs to one accumulator per key and window.
  *
- * <p>Keys, state and bundles as in {@link KeyedOperator}: a {@link CachedStateInternals} per key
+ * <p>Keys, state and bundles as in {@link KeyedOperator}: a {@link dev.weir.runner.state.CachedStateInternals} per key
  * over the container's object-cached store ({@code --stateBackend}); a bundle that touched state
  * asks the container for a commit when it finishes.
  *
  * <p>Watermark holds: every {@code WatermarkHoldState} change is mirrored in this operator's
- * {@link WatermarkHolds}; {@link #watermarkHold()} is their minimum, so the task never sends a
+ * {@link dev.weir.runner.state.WatermarkHolds}; {@link #watermarkHold()} is their minimum, so the task never sends a
  * watermark past an element ReduceFnRunner still holds. The output watermark runners-core sees is
  * the input watermark lowered by those holds.
  *
@@ -157,7 +157,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   /**
    * A GroupByKey that combines each key and window's values into one accumulator of {@code fn}:
    * the merging half of a lifted Combine.perKey (values are accumulators, {@code fn} merges them,
-   * see {@link PartialCombineOperator}), or a Combine.perKey that could not be lifted.
+   * see {@link dev.weir.runner.operators.PartialCombineOperator}), or a Combine.perKey that could not be lifted.
    *
    * @param inputCoder the coder of the values
    * @param accumulatorCoder the coder of {@code fn}'s accumulators (stored per key and window)

@@ -61,7 +61,7 @@ import org.joda.time.Instant;
  * a call claims work until the DoFn stops, or checkpoints after {@code maxOutputsPerCall} outputs
  * or {@code maxCallDuration} (split on a shared daemon scheduler thread). On a checkpoint the
  * ProcessFn keeps the element, the residual restriction and the watermark estimator state in the
- * key's {@link CachedStateInternals}, holds the output watermark at the estimator's watermark
+ * key's {@link dev.weir.runner.state.CachedStateInternals}, holds the output watermark at the estimator's watermark
  * (a {@code WatermarkHoldState}, reported to the holds of this operator's {@link OperatorKeys}) and sets a
  * processing-time timer at now + the DoFn's resume delay ({@link KeyedTimers#forResumes}); when the run
  * loop's clock reaches it ({@link #onProcessingTime}), the timer's key work item resumes the

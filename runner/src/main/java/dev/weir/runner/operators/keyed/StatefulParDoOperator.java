@@ -49,7 +49,7 @@ import org.joda.time.Instant;
  * time, and when it fires calls {@code @OnWindowExpiration} and clears the window's state.
  *
  * <p>Keys as in {@link KeyedOperator}: a bounded cache of {@link KeyContext}s (key object,
- * {@link CachedStateInternals}) by encoded key, rebuilt from the key bytes when needed (state and
+ * {@link dev.weir.runner.state.CachedStateInternals}) by encoded key, rebuilt from the key bytes when needed (state and
  * event-time timers live in the store).
  *
  * <p>Timers: one {@link KeyedTimers} for all keys of the task, with output holds: each pending
@@ -79,7 +79,7 @@ import org.joda.time.Instant;
  * container's commit of that bundle's state (see {@link BundleFinalizers}).
  *
  * <p>Side inputs (if the ParDo has any; the task feeds them in through {@link SideInputConsumer}):
- * as in {@link ParDoOperator}, runners-core's {@link SimplePushbackSideInputDoFnRunner} processes
+ * as in {@link dev.weir.runner.operators.ParDoOperator}, runners-core's {@link SimplePushbackSideInputDoFnRunner} processes
  * the windows whose side inputs are ready and pushes the others back (kept on the heap with their
  * encoded key, in arrival order), retried whenever a side-input watermark advances. A pushed-back
  * element holds both watermarks at its timestamp: the output watermark ({@link #watermarkHold()}),
@@ -413,7 +413,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     return new Instant(hold);
   }
 
-  /** Key contexts currently cached (bounded by {@link KeyContexts#DEFAULT_CAPACITY}; for tests). */
+  /** Key contexts currently cached (bounded by {@link dev.weir.runner.state.KeyContexts#DEFAULT_CAPACITY}; for tests). */
   public int liveKeys() {
     return keys.size();
   }
