@@ -147,7 +147,8 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
     }
     this.taskStatus = List.copyOf(status);
     this.checkpoints = context.checkpoints() == null ? null : new ContainerCheckpointer(id, context.checkpoints(), tasks,
-        (checkpointId, metadata) -> state.checkpoint(metadata, context.restore().partDirectory(checkpointId, id)));
+        (checkpointId, metadata) -> state.checkpoint(metadata, context.restore().partDirectory(checkpointId, id)),
+        () -> running, this::hasStreamInput); // built once: the loop asks every iteration
     List<Slot> all = new ArrayList<>();
     for (StageTask task : tasks) {
       List<InputPartition> inputs = task.inputPartitions();
@@ -244,7 +245,7 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
         state.safePoint(); // between elements: evicted dirty state may be encoded now
         commit.commitIfNeeded();
         if (checkpoints != null) {
-          work += checkpoints.pass(work, t4, () -> running, this::hasStreamInput);
+          work += checkpoints.pass(work, t4);
         }
         long t5 = System.nanoTime();
         if (work == 0 && sealers != null) {

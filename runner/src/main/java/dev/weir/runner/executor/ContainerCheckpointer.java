@@ -52,19 +52,28 @@ final class ContainerCheckpointer {
   private final CheckpointCoordinator coordinator;
   private final List<? extends CheckpointParticipant> participants;
   private final PartWriter writer;
+  /** Whether the container still runs (a stopped one stops waiting at the coordinator). */
+  private final BooleanSupplier running;
+  /** Whether input arrived for the container while it waits (it is then no longer quiet). */
+  private final BooleanSupplier hasStreamInput;
 
   /**
    * @param container the container's id
    * @param coordinator the job's checkpoint coordinator
    * @param participants the container's tasks
    * @param writer writes the container's part of each checkpoint
+   * @param running whether the container still runs; asked while it waits
+   * @param hasStreamInput whether input arrived for the container; asked while it waits
    */
   ContainerCheckpointer(int container, CheckpointCoordinator coordinator,
-      List<? extends CheckpointParticipant> participants, PartWriter writer) {
+      List<? extends CheckpointParticipant> participants, PartWriter writer, BooleanSupplier running,
+      BooleanSupplier hasStreamInput) {
     this.container = container;
     this.coordinator = coordinator;
     this.participants = participants;
     this.writer = writer;
+    this.running = running;
+    this.hasStreamInput = hasStreamInput;
   }
 
   /**
@@ -87,13 +96,11 @@ final class ContainerCheckpointer {
    *
    * @param work what the pass did so far (a pass that did something is not quiet)
    * @param nowNs the pass's time, {@link System#nanoTime()}
-   * @param running whether the container still runs (a stopped one stops waiting)
-   * @param hasStreamInput whether input arrived for the container (it is then no longer quiet)
    * @return work done here: bundles finished, or 1 for a checkpoint written
    * @throws RuntimeException if the container's part could not be written (the job fails; the
    *     previous checkpoint stays the newest complete one), with the checkpoint's id attached
    */
-  int pass(int work, long nowNs, BooleanSupplier running, BooleanSupplier hasStreamInput)
+  int pass(int work, long nowNs)
       throws InterruptedException {
     coordinator.poll(nowNs);
     if (coordinator.phase() != CheckpointCoordinator.Phase.PAUSING || work > 0) {

@@ -32,7 +32,7 @@ class ContainerCheckpointerTest {
   private final Recording first = new Recording("first");
   private final Recording second = new Recording("second");
   private final ContainerCheckpointer checkpointer = new ContainerCheckpointer(0, coordinator, List.of(first, second),
-      (id, metadata) -> written.put(id, Map.copyOf(metadata)));
+      (id, metadata) -> written.put(id, Map.copyOf(metadata)), () -> true, () -> false);
 
   /** A task as the checkpointer sees it, recording what it was asked. */
   static final class Recording implements CheckpointParticipant {
@@ -80,7 +80,7 @@ class ContainerCheckpointerTest {
   }
 
   private int pass(int work) throws InterruptedException {
-    return checkpointer.pass(work, nowNs.get(), () -> true, () -> false);
+    return checkpointer.pass(work, nowNs.get());
   }
 
   @Test
@@ -142,9 +142,9 @@ class ContainerCheckpointerTest {
     CheckpointCoordinator failing = new CheckpointCoordinator(1, INTERVAL_MS, 0, () -> true, id -> 0, nowNs::get);
     ContainerCheckpointer broken = new ContainerCheckpointer(0, failing, List.of(first), (id, metadata) -> {
       throw new IllegalStateException("disk full");
-    });
+    }, () -> true, () -> false);
     nowNs.set(DUE_NS);
-    assertThatThrownBy(() -> broken.pass(0, nowNs.get(), () -> true, () -> false))
+    assertThatThrownBy(() -> broken.pass(0, nowNs.get()))
         .isInstanceOf(IllegalStateException.class).hasMessage("disk full")
         .satisfies(e -> assertThat(e.getSuppressed()[0]).hasMessageContaining("writing checkpoint 1"));
     assertThat(first.calls).doesNotContain("completed");
@@ -162,8 +162,10 @@ class ContainerCheckpointerTest {
   @Test
   void aContainerWhoseTasksAreDone_mayEndOnlyWhenTheJobIsDone() {
     CheckpointCoordinator two = new CheckpointCoordinator(2, INTERVAL_MS, 0, () -> true, id -> 0, nowNs::get);
-    ContainerCheckpointer zero = new ContainerCheckpointer(0, two, List.of(first), (id, m) -> { });
-    ContainerCheckpointer one = new ContainerCheckpointer(1, two, List.of(second), (id, m) -> { });
+    ContainerCheckpointer zero = new ContainerCheckpointer(0, two, List.of(first), (id, m) -> { }, () -> true,
+        () -> false);
+    ContainerCheckpointer one = new ContainerCheckpointer(1, two, List.of(second), (id, m) -> { }, () -> true,
+        () -> false);
     assertThat(zero.mayEnd(false)).isFalse();
     assertThat(zero.mayEnd(true)).as("container 1 still runs").isFalse();
     assertThat(one.mayEnd(true)).isTrue();
