@@ -42,10 +42,17 @@ public final class JobRestore {
   private final CheckpointStore store;
   /** The id of the restored checkpoint, 0 if none. */
   private final long restoredId;
+  /** The plan the job's checkpoints belong to (computed once), or null if it takes none. */
+  private final PlanFingerprint fingerprint;
+  /** The job's containers, recorded in each manifest. */
+  private final int containers;
   /** The last checkpoint whose directory was created (by the first container to write its part). */
   private long preparedCheckpoint;
 
-  private JobRestore(JobStateDirectory directory, CheckpointStore store, long restoredId) {
+  private JobRestore(JobStateDirectory directory, CheckpointStore store, long restoredId, PlanFingerprint fingerprint,
+      int containers) {
+    this.fingerprint = fingerprint;
+    this.containers = containers;
     this.directory = directory;
     this.store = store;
     this.restoredId = restoredId;
@@ -65,13 +72,13 @@ public final class JobRestore {
     if (settings.stateBackend() != StateBackend.ROCKSDB) {
       LOG.info("Weir job {}: state on the heap (--stateBackend={}); not restorable after a crash or a restart",
           jobName, settings.stateBackend().optionValue());
-      return new JobRestore(null, null, 0);
+      return new JobRestore(null, null, 0, null, containers);
     }
     if (!streaming) {
       JobStateDirectory temporary = JobStateDirectory.openTemporary(settings.stateDirectory());
       LOG.info("Weir job {}: batch job, state in {} (deleted at the end); after a crash a batch job starts over",
           jobName, temporary.directory());
-      return new JobRestore(temporary, null, 0);
+      return new JobRestore(temporary, null, 0, null, containers);
     }
     JobStateDirectory durable = JobStateDirectory.openDurable(settings.stateDirectory(), jobName);
     WeirSettings.Checkpointing checkpointing = settings.checkpointing();
@@ -79,17 +86,18 @@ public final class JobRestore {
       LOG.info("Weir job {}: streaming job, state in {} (kept after a failure or cancel); NOT restorable: {}, "
           + "so state left by an earlier run under this name was wiped", jobName, durable.directory(),
           plan.hasTestStream() ? "a job reading a TestStream takes no checkpoints" : "--checkpointingIntervalMs=0");
-      return new JobRestore(durable, null, 0);
+      return new JobRestore(durable, null, 0, null, containers);
     }
     try {
       CheckpointStore store = new CheckpointStore(durable.directory(), jobName, checkpointing.retain());
+      PlanFingerprint fingerprint = PlanFingerprint.of(plan, containers);
       long restoredId = 0;
       String restored;
       if (checkpointing.restoreMode() == WeirPipelineOptions.RestoreMode.NONE) {
         store.deleteAll();
         restored = "no checkpoint (--restoreMode=NONE: checkpoints of an earlier run deleted)";
       } else {
-        CheckpointStore.Restored latest = store.restoreLatest(PlanFingerprint.of(plan, containers),
+        CheckpointStore.Restored latest = store.restoreLatest(fingerprint,
             durable::containerDirectory);
         if (latest == null) {
           restored = "no checkpoint to restore, starting fresh";
@@ -101,7 +109,7 @@ public final class JobRestore {
       LOG.info("Weir job {}: streaming job, restorable: checkpoints every {} ms in {} (the newest {} kept); {}. "
           + "Beam's default --jobName changes on every run: set --jobName to resume a job after a restart",
           jobName, checkpointing.intervalMs(), store.root(), checkpointing.retain(), restored);
-      return new JobRestore(durable, store, restoredId);
+      return new JobRestore(durable, store, restoredId, fingerprint, containers);
     } catch (RuntimeException e) {
       durable.close(false);
       throw e;
@@ -126,6 +134,20 @@ public final class JobRestore {
   /** The id of the checkpoint the job restored, 0 if none. */
   public long restoredId() {
     return restoredId;
+  }
+
+  /**
+   * Completes checkpoint {@code id} once every container wrote its part: its manifest, with the
+   * job's plan and containers ({@link CheckpointStore#complete}). Called by the coordinator.
+   *
+   * @return the checkpoint's size in bytes
+   * @throws IllegalStateException if the job takes no checkpoints
+   */
+  public long complete(long id) {
+    if (store == null) {
+      throw new IllegalStateException("the job takes no checkpoints");
+    }
+    return store.complete(id, fingerprint, containers).sizeBytes();
   }
 
   /**

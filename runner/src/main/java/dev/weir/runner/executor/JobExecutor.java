@@ -4,7 +4,6 @@ import dev.weir.runner.WeirSettings;
 import dev.weir.runner.checkpoint.CheckpointCoordinator;
 import dev.weir.runner.checkpoint.CheckpointStats;
 import dev.weir.runner.checkpoint.JobRestore;
-import dev.weir.runner.checkpoint.PlanFingerprint;
 import dev.weir.runner.metrics.RunLoopMetrics;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.monitoring.JobMonitoring;
@@ -134,10 +133,9 @@ public final class JobExecutor {
         tasks.add(factory.createTask(name));
       }
       if (restore.checkpointed()) {
-        PlanFingerprint fingerprint = PlanFingerprint.of(plan, containerCount);
         checkpoints = new CheckpointCoordinator(containerCount, settings.checkpointing().intervalMs(),
             restore.restoredId(), () -> streamsEmpty(streams),
-            id -> restore.store().complete(id, fingerprint, containerCount).sizeBytes());
+            restore::complete);
       }
       ContainerContext context = new ContainerContext(clock, quiescence, new ContainerStates(settings, restore, sealers),
           metrics, sealers, checkpoints, restore, failures);
