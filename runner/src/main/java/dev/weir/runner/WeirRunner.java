@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs a Beam pipeline on Weir's embedded Samza-style executor.
  *
- * <p>{@link #run} (0) checks the options once into {@link WeirSettings} (a value out of range fails
- * here, naming the option), (1) replaces SDF-wrapped reads by primitive reads and applies runners-core's
+ * <p>{@link #run} (0) checks that the classpath's Beam release is the one this Weir build is for
+ * ({@link BeamVersionCheck}) and the options once into {@link WeirSettings} (a value out of range
+ * fails here, naming the option), (1) replaces SDF-wrapped reads by primitive reads and applies runners-core's
  * overrides (bounded splittable DoFns expanded naively, unbounded ones, and bounded ones taking a
  * {@code BundleFinalizer}, into keyed work items with checkpoints; duplicate Flatten inputs made
  * distinct),
@@ -61,11 +62,14 @@ public final class WeirRunner extends PipelineRunner<WeirPipelineResult> {
   /**
    * Checks the options ({@link WeirSettings#from}), translates {@code pipeline} and starts it.
    *
+   * @throws IllegalStateException naming both versions when the pipeline's Beam release is not
+   *     the one this Weir build is for
    * @throws IllegalArgumentException naming an option whose value is out of range
    * @throws UnsupportedOperationException naming the first transform Weir cannot run
    */
   @Override
   public WeirPipelineResult run(Pipeline pipeline) {
+    BeamVersionCheck.check();
     WeirSettings settings = WeirSettings.from(options);
     LOG.debug("Weir settings: {}", settings.describe());
     ExecutionEnvironmentProvider environment = settings.executionEnvironment().isSamza()

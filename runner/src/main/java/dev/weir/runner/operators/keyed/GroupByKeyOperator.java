@@ -1,5 +1,6 @@
 package dev.weir.runner.operators.keyed;
 
+import dev.weir.runner.compat.TimerForwardingRunner;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.OperatorSnapshot;
 import dev.weir.runner.operators.Receiver;
@@ -438,7 +439,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
    * would with a new one (see {@link ReduceFnRunners}). It has no bundle methods, as that DoFn has
    * none, and no DoFn.
    */
-  private final class KeptRunners implements DoFnRunner<KeyedWorkItem<K, V>, KV<K, OutT>> {
+  private final class KeptRunners extends TimerForwardingRunner<KeyedWorkItem<K, V>, KV<K, OutT>> {
     @Override
     public void startBundle() {}
 
@@ -452,8 +453,8 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     }
 
     @Override
-    public <KeyT> void onTimer(String timerId, String timerFamilyId, KeyT key, BoundedWindow window,
-        Instant timestamp, Instant outputTimestamp, TimeDomain timeDomain) {
+    protected <KeyT> void fireTimer(String timerId, String timerFamilyId, KeyT key, BoundedWindow window,
+        Instant timestamp, Instant outputTimestamp, TimeDomain timeDomain, boolean causedByDrain) {
       throw new UnsupportedOperationException("a GroupByKey's timers arrive in its work items");
     }
 

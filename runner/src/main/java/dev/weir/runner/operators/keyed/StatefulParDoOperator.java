@@ -1,5 +1,6 @@
 package dev.weir.runner.operators.keyed;
 
+import dev.weir.runner.compat.BeamTimers;
 import dev.weir.runner.operators.BundleFinalizers;
 import dev.weir.runner.operators.DoFnLifecycle;
 import dev.weir.runner.operators.OperatorContext;
@@ -391,8 +392,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
         ? w.getWindow() : org.apache.beam.sdk.transforms.windowing.GlobalWindow.INSTANCE;
     setCurrent(key);
     startBundleIfNeeded();
-    runner.onTimer(timer.getTimerId(), timer.getTimerFamilyId(), key.key(), window, timer.getTimestamp(),
-        timer.getOutputTimestamp(), timer.getDomain());
+    BeamTimers.fire(runner, timer.getTimerId(), timer.getTimerFamilyId(), key.key(), window, timer.getTimestamp(),
+        timer.getOutputTimestamp(), timer.getDomain(), BeamTimers.causedByDrain(timer));
   }
 
   @Override

@@ -1,6 +1,8 @@
 package dev.weir.runner.operators.keyed;
 
 import dev.weir.runner.state.CachedStateInternals;
+import dev.weir.runner.compat.BeamTimers;
+import dev.weir.runner.compat.TimerForwardingRunner;
 import org.apache.beam.runners.core.DoFnRunner;
 import org.apache.beam.runners.core.LateDataUtils;
 import org.apache.beam.runners.core.StateNamespace;
@@ -55,7 +57,7 @@ import org.joda.time.Instant;
  *
  * <p>Threading: confined to the operator's task thread, like the runners it wraps.
  */
-final class TimeSortedInputRunner<K, V, OutT> implements DoFnRunner<KV<K, V>, OutT> {
+final class TimeSortedInputRunner<K, V, OutT> extends TimerForwardingRunner<KV<K, V>, OutT> {
   /** Id of the flush timer (namespace: the window). */
   static final String FLUSH_TIMER = "__weirTimeSortedFlush";
 
@@ -119,12 +121,12 @@ final class TimeSortedInputRunner<K, V, OutT> implements DoFnRunner<KV<K, V>, Ou
   }
 
   @Override
-  public <KeyT> void onTimer(String timerId, String timerFamilyId, KeyT key, BoundedWindow window,
-      Instant timestamp, Instant outputTimestamp, TimeDomain timeDomain) {
+  protected <KeyT> void fireTimer(String timerId, String timerFamilyId, KeyT key, BoundedWindow window,
+      Instant timestamp, Instant outputTimestamp, TimeDomain timeDomain, boolean causedByDrain) {
     if (FLUSH_TIMER.equals(timerId) && timeDomain == TimeDomain.EVENT_TIME) {
       flush(window, step.timerInternals().currentInputWatermarkTime());
     } else {
-      inner.onTimer(timerId, timerFamilyId, key, window, timestamp, outputTimestamp, timeDomain);
+      BeamTimers.fire(inner, timerId, timerFamilyId, key, window, timestamp, outputTimestamp, timeDomain, causedByDrain);
     }
   }
 

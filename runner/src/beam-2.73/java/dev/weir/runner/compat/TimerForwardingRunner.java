@@ -1,0 +1,31 @@
+package dev.weir.runner.compat;
+
+import org.apache.beam.runners.core.DoFnRunner;
+import org.apache.beam.sdk.state.TimeDomain;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.values.CausedByDrain;
+import org.joda.time.Instant;
+
+/**
+ * Base of Weir's own {@link DoFnRunner}s: implements {@code onTimer} in this Beam minor's
+ * signature once and hands every firing to {@link #fireTimer}, which takes the drain cause as a
+ * {@code boolean} in every minor (Beam 2.73: from runners-core's {@link CausedByDrain}).
+ *
+ * <p>Threading: as the subclass; runners are confined to their task's thread.
+ */
+public abstract class TimerForwardingRunner<InputT, OutputT> implements DoFnRunner<InputT, OutputT> {
+  @Override
+  public final <KeyT> void onTimer(String timerId, String timerFamilyId, KeyT key, BoundedWindow window,
+      Instant timestamp, Instant outputTimestamp, TimeDomain timeDomain, CausedByDrain causedByDrain) {
+    fireTimer(timerId, timerFamilyId, key, window, timestamp, outputTimestamp, timeDomain,
+        causedByDrain == CausedByDrain.CAUSED_BY_DRAIN);
+  }
+
+  /**
+   * One timer firing, with every Beam minor's arguments.
+   *
+   * @param causedByDrain whether the firing comes from a drain
+   */
+  protected abstract <KeyT> void fireTimer(String timerId, String timerFamilyId, KeyT key, BoundedWindow window,
+      Instant timestamp, Instant outputTimestamp, TimeDomain timeDomain, boolean causedByDrain);
+}
