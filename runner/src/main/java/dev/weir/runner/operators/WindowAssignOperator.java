@@ -1,16 +1,17 @@
 package dev.weir.runner.operators;
 
+import dev.weir.runner.compat.BeamElements;
 import java.util.Collection;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.WindowFn;
 import org.apache.beam.sdk.values.WindowedValue;
-import org.apache.beam.sdk.values.WindowedValues;
 import org.joda.time.Instant;
 
 /**
  * {@code Window.assignInto}: assigns each element to the windows its {@link WindowFn} chooses,
- * keeping value, timestamp and pane. One reusable assign context per task; an element already in
+ * keeping value, timestamp, pane and metadata (record id and offset, drain cause: Beam's
+ * {@code Redistribute} carries them across its shuffle). One reusable assign context per task; an element already in
  * several windows is exploded first so that {@code AssignContext.window()} is well defined.
  * Confined to the task's thread.
  */
@@ -61,7 +62,7 @@ public final class WindowAssignOperator<T, W extends BoundedWindow> implements O
     } finally {
       assignContext.element = null;
     }
-    output.accept(WindowedValues.of(element.getValue(), element.getTimestamp(), windows, element.getPaneInfo()));
+    output.accept(BeamElements.inWindows(element, windows));
   }
 
   /** The mutable assign context, reused for every element. */
