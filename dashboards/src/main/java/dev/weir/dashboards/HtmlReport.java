@@ -31,8 +31,9 @@ import java.util.TreeSet;
  * <p>The page shows, for the newest results file: a grouped bar chart of events/s per query with
  * a bar per runner (log-scale toggle), a table per mode with events/s, Weir/Flink and Weir/Direct
  * ratios (and weir-samza/Weir: what running on samza-core with streams through Kafka costs), correctness, result counts, CPU seconds, peak RSS and GC time with geometric means, and
- * sweep charts; across all files: the step-by-step improvement table and a history chart per query;
- * and per file its configuration, machine facts and links to run folders and profiles. Tables are
+ * sweep charts, and the Beam release each runner ran on ("Beam 2.73.0" beside the runner's name, and
+ * why they differ); across all files: the step-by-step improvement table and a history chart per
+ * query; and per file its configuration, machine facts and links to run folders and profiles. Tables are
  * rendered here, so they read without JavaScript; charts are drawn in the browser from embedded
  * JSON.
  *
@@ -92,7 +93,7 @@ public final class HtmlReport {
     Map<String, Object> data = new LinkedHashMap<>();
     List<Map<String, Object>> throughput = new ArrayList<>();
     for (String mode : modes) {
-      throughput.add(throughputChart(rows, mode));
+      throughput.add(throughputChart(rows, mode, latest.beamVersions()));
     }
     data.put("throughput", throughput);
 
@@ -177,7 +178,72 @@ public final class HtmlReport {
       page.text(" · repeat " + settings.get("repeat").asText());
     }
     page.text(" · " + fileCount + (fileCount == 1 ? " results file" : " results files"));
-    page.raw("</p></header>\n");
+    page.raw("</p>");
+    Map<String, String> beam = latest.beamVersions();
+    if (!beam.isEmpty()) {
+      // Each runner's classpath brings its own Beam; the harness of every run recorded which.
+      page.raw("<p class=\"meta beam\">Beam release per runner: ");
+      boolean first = true;
+      for (Map.Entry<String, String> e : beam.entrySet()) {
+        page.raw(first ? "" : " · ").text(e.getKey()).raw(" <span class=\"beam-version\">")
+            .text("Beam " + e.getValue()).raw("</span>");
+        first = false;
+      }
+      page.raw(".");
+      String note = beamNote(beam);
+      if (note != null) {
+        page.raw(" ").text(note);
+      }
+      page.raw("</p>");
+    }
+    page.raw("</header>\n");
+  }
+
+  /**
+   * The sentence that says why the runners ran on different Beam releases, when Weir ran on a newer
+   * minor than Direct and Flink ("Weir runs on Beam 2.73 while Direct and Flink run on Beam 2.70,
+   * whose newer artifacts are not on Maven Central."); null otherwise (one release for all, or
+   * another combination: the per-runner labels then speak for themselves). The driver's console
+   * summary says the same.
+   *
+   * @param versions runner -> Beam release, as {@link ResultsFile#beamVersions()} gives them
+   */
+  static String beamNote(Map<String, String> versions) {
+    String weir = minor(versions.get("weir"));
+    if (weir == null) {
+      return null;
+    }
+    List<String> peers = new ArrayList<>();
+    Set<String> peerMinors = new TreeSet<>();
+    for (String peer : List.of("direct", "flink")) {
+      String m = minor(versions.get(peer));
+      if (m != null && !m.equals(weir)) {
+        peers.add(cap(peer));
+        peerMinors.add(m);
+      }
+    }
+    if (peers.isEmpty() || peerMinors.size() != 1 || compareMinor(weir, peerMinors.iterator().next()) <= 0) {
+      return null;
+    }
+    return "Weir runs on Beam " + weir + " while " + String.join(" and ", peers)
+        + (peers.size() == 1 ? " runs" : " run") + " on Beam " + peerMinors.iterator().next()
+        + ", whose newer artifacts are not on Maven Central.";
+  }
+
+  /** "2.73" of "2.73.0" (the first two dot-separated parts); null for null or another shape. */
+  static String minor(String version) {
+    if (version == null || version.contains(",")) {
+      return null;
+    }
+    String[] p = version.trim().split("\\.");
+    return p.length >= 2 && p[0].matches("[0-9]+") && p[1].matches("[0-9]+") ? p[0] + "." + p[1] : null;
+  }
+
+  private static int compareMinor(String a, String b) {
+    String[] x = a.split("\\.");
+    String[] y = b.split("\\.");
+    int c = Integer.compare(Integer.parseInt(x[0]), Integer.parseInt(y[0]));
+    return c != 0 ? c : Integer.compare(Integer.parseInt(x[1]), Integer.parseInt(y[1]));
   }
 
   /**
@@ -253,7 +319,8 @@ public final class HtmlReport {
         + "regressions and bottlenecks; it is not a general ranking of runners.</aside>\n");
   }
 
-  private static Map<String, Object> throughputChart(List<Row> rows, String mode) {
+  /** One mode's bar chart; a runner's legend entry names its Beam release where the file has it. */
+  private static Map<String, Object> throughputChart(List<Row> rows, String mode, Map<String, String> beam) {
     List<Row> modeRows = rows.stream().filter(r -> Objects.equals(mode, r.mode()) && r.sweep().isEmpty()).toList();
     Set<String> runners = new LinkedHashSet<>();
     modeRows.forEach(r -> runners.addAll(r.cells().keySet()));
@@ -270,6 +337,11 @@ public final class HtmlReport {
       }).toList());
     }
     chart.put("series", series);
+    Map<String, String> labels = new LinkedHashMap<>();
+    for (String runner : ordered) {
+      labels.put(runner, beam.containsKey(runner) ? runner + " (Beam " + beam.get(runner) + ")" : runner);
+    }
+    chart.put("labels", labels);
     return chart;
   }
 
@@ -304,8 +376,13 @@ public final class HtmlReport {
     group(page, "peak RSS MiB", runners.size());
     group(page, "GC ms", runners.size());
     page.raw("</tr><tr>");
-    for (int g = 0; g < 1; g++) {
-      runners.forEach(r -> page.raw("<th>").text(r).raw("</th>"));
+    Map<String, String> beam = latest.beamVersions();
+    for (String r : runners) {
+      page.raw("<th>").text(r);
+      if (beam.containsKey(r)) {
+        page.raw("<br><span class=\"beam-version\">").text("Beam " + beam.get(r)).raw("</span>");
+      }
+      page.raw("</th>");
     }
     ratios.forEach(p -> page.raw("<th>").text(cap(p[0]) + "/" + cap(p[1])).raw("</th>"));
     for (int g = 0; g < 5; g++) {
@@ -498,11 +575,12 @@ public final class HtmlReport {
           .raw("</pre></div><div><h4>Driver settings</h4><pre>").text(pretty(f.settings()))
           .raw("</pre></div><div><h4>Runner configurations</h4><pre>").text(pretty(f.runnerConfigs()))
           .raw("</pre></div></div>");
-      page.raw("<div class=\"scroll\"><table class=\"runs\"><thead><tr><th>runner</th><th>query</th><th>mode</th>"
+      page.raw("<div class=\"scroll\"><table class=\"runs\"><thead><tr><th>runner</th><th>Beam</th><th>query</th><th>mode</th>"
           + "<th>sweep</th><th>status</th><th>events/s</th><th>results</th><th>run folder</th><th>profile</th>"
           + "<th>first error</th></tr></thead><tbody>");
       for (RunResult r : f.runs()) {
-        page.raw("<tr><td>").text(r.runner()).raw("</td><td>Q").text(Integer.toString(r.query())).raw("</td><td>")
+        page.raw("<tr><td>").text(r.runner()).raw("</td><td>").text(r.beamVersion() == null ? "–" : r.beamVersion())
+            .raw("</td><td>Q").text(Integer.toString(r.query())).raw("</td><td>")
             .text(r.mode()).raw("</td><td>").text(r.sweepLabel()).raw("</td><td class=\"")
             .raw(r.ok() ? "good" : "bad").raw("\">").text(String.valueOf(r.status())).raw("</td><td class=\"num\">")
             .text(r.eventsPerSec() == null ? "–" : formatRate(r.eventsPerSec())).raw("</td><td class=\"num\">")

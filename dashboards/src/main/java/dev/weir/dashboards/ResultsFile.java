@@ -83,7 +83,8 @@ public record ResultsFile(
           strings(run.get("sweep")),
           text(run, "firstErrorLine"),
           text(run, "runDir"),
-          text(run, "profiling")));
+          text(run, "profiling"),
+          text(run, "beamVersion")));
     }
     return new ResultsFile(path, version, text(root, "startedAt"), orEmpty(root.get("settings")),
         orEmpty(root.get("machine")), orEmpty(root.get("jvm")), orEmpty(root.get("runnerConfigs")),
@@ -108,6 +109,25 @@ public record ResultsFile(
       } else {
         out.add(read(p));
       }
+    }
+    return out;
+  }
+
+  /**
+   * Per runner, in {@link Comparison#RUNNER_ORDER}: the Beam SDK release its runs ran on (several,
+   * comma-separated, if they differed); runners none of whose runs said (files before results
+   * schema 1.8.0) are left out.
+   */
+  public Map<String, String> beamVersions() {
+    Map<String, java.util.TreeSet<String>> per = new LinkedHashMap<>();
+    for (RunResult r : runs) {
+      if (r.runner() != null && r.beamVersion() != null) {
+        per.computeIfAbsent(r.runner(), k -> new java.util.TreeSet<>()).add(r.beamVersion());
+      }
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String runner : Comparison.orderedRunners(per.keySet())) {
+      out.put(runner, String.join(", ", per.get(runner)));
     }
     return out;
   }

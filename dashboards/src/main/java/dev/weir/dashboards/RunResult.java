@@ -25,6 +25,8 @@ import java.util.stream.Collectors;
  * @param firstErrorLine the first error of a failed or timed-out run
  * @param runDir the run's output directory, may be null
  * @param profiling where the run's profile (flame graphs, summary) is, may be null
+ * @param beamVersion the Beam SDK release the run's JVM ran on (results schema 1.8.0 and later),
+ *     may be null
  */
 public record RunResult(
     String runner,
@@ -43,7 +45,8 @@ public record RunResult(
     Map<String, String> sweep,
     String firstErrorLine,
     String runDir,
-    String profiling) {
+    String profiling,
+    String beamVersion) {
 
   /** Normalises the sweep map to a sorted, unmodifiable copy. */
   public RunResult {

@@ -39,7 +39,9 @@
       xAxis: { type: 'category', data: t.queries, axisLabel: { interval: 0 } },
       yAxis: { type: logScale ? 'log' : 'value', name: 'events/s', axisLabel: { formatter: fmt } },
       series: Object.keys(t.series).map(function (runner, i) {
-        return { name: runner, type: 'bar', data: values(t.series[runner]), itemStyle: { color: color(runner, i) } };
+        // The legend names each runner's Beam release where the results have it: "weir (Beam 2.73.0)".
+        var name = (t.labels && t.labels[runner]) || runner;
+        return { name: name, type: 'bar', data: values(t.series[runner]), itemStyle: { color: color(runner, i) } };
       })
     };
   }

@@ -82,6 +82,16 @@ final class SampleResults {
     return this;
   }
 
+  /** Sets the {@code beamVersion} (results schema 1.8.0) of every run of {@code runner} added so far. */
+  SampleResults beamVersion(String runner, String version) {
+    runs.forEach(r -> {
+      if (runner.equals(r.path("runner").asText())) {
+        ((ObjectNode) r).put("beamVersion", version);
+      }
+    });
+    return this;
+  }
+
   /** The settings object, for tests that vary it. */
   ObjectNode settings() {
     return (ObjectNode) root.get("settings");

@@ -545,11 +545,14 @@ public final class ChildRun {
     }
   }
 
-  private void readFacts(RunRecord r, Path harnessJson) {
+  /** Fills {@code r} from the child's process facts ({@code harness.json}); nothing when missing. */
+  void readFacts(RunRecord r, Path harnessJson) {
     JsonNode h = readJson(harnessJson);
     if (h == null) {
       return;
     }
+    r.beamVersion = h.hasNonNull("beamVersion") && !h.get("beamVersion").asText().isBlank()
+        ? h.get("beamVersion").asText() : null;
     r.cpuSeconds = positiveOrNull(h.path("cpuSeconds"));
     r.warmupCpuSeconds = positiveOrNull(h.path("warmupCpuSeconds"));
     if (h.path("warmupEvents").isNumber()) {

@@ -26,7 +26,7 @@ import java.util.Map;
     "jvm", "runnerConfigs", "runs", "summary"})
 public final class ResultsDocument {
   /** Version of the results format; results.schema.json describes it. */
-  public static final String SCHEMA_VERSION = "1.7.0";
+  public static final String SCHEMA_VERSION = "1.8.0";
 
   public String schemaVersion = SCHEMA_VERSION;
   public String tool = "weir nexmark";
@@ -95,12 +95,15 @@ public final class ResultsDocument {
         .writeValue(dir.resolve("results.json").toFile(), this);
   }
 
-  /** Writes results.csv (one line per run, the scalar fields) into {@code dir}. */
+  /**
+   * Writes results.csv (one line per run, the scalar fields) into {@code dir}. Columns added in a
+   * later schema version go last, so that readers of older files find the others where they were.
+   */
   public void writeCsv(Path dir) throws IOException {
     StringBuilder sb = new StringBuilder();
     sb.append("runner,query,queryName,mode,events,repeat,sweep,status,exitStatus,eventsPerSec,"
         + "resultsPerSec,numResults,runtimeSec,wallSec,cpuSeconds,peakRssBytes,gcTimeMs,gcCount,"
-        + "correct,firstErrorLine,warmupEvents\n");
+        + "correct,firstErrorLine,warmupEvents,beamVersion\n");
     for (RunRecord r : runs) {
       sb.append(csv(r.runner)).append(',').append(r.query).append(',').append(csv(r.queryName))
           .append(',').append(csv(r.mode)).append(',').append(r.events).append(',').append(r.repeat)
@@ -111,7 +114,7 @@ public final class ResultsDocument {
           .append(',').append(csv(r.cpuSeconds)).append(',').append(csv(r.peakRssBytes))
           .append(',').append(csv(r.gcTimeMs)).append(',').append(csv(r.gcCount))
           .append(',').append(csv(r.correct)).append(',').append(csv(r.firstErrorLine))
-          .append(',').append(r.warmupEvents).append('\n');
+          .append(',').append(r.warmupEvents).append(',').append(csv(r.beamVersion)).append('\n');
     }
     Files.writeString(dir.resolve("results.csv"), sb.toString(), StandardCharsets.UTF_8);
   }

@@ -13,7 +13,7 @@ import java.util.Map;
  * One run's numbers. Units: events and results per second, seconds (runtime, wall, CPU),
  * bytes (peak RSS), milliseconds (GC time). Missing measurements are null.
  */
-@JsonPropertyOrder({"runner", "query", "queryName", "mode", "events", "warmupEvents", "warmupPasses", "warmupSec",
+@JsonPropertyOrder({"runner", "query", "queryName", "mode", "beamVersion", "events", "warmupEvents", "warmupPasses", "warmupSec",
     "warmupCompileShare", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "measuredPasses", "measuredSec",
     "measuredCompileShare", "measuredPassResults", "checkEvents", "checkResults", "checkSec", "wallSec",
@@ -29,6 +29,12 @@ public final class RunRecord {
   public int query;
   public String queryName;
   public String mode;
+  /**
+   * The Beam SDK release the run's JVM ran on, as its harness read it from the classpath
+   * (beam-sdks-java-core's {@code sdk_version}, e.g. 2.73.0 for Weir, 2.70.0 for Direct and
+   * Flink); null when the child did not say (since results schema 1.8.0).
+   */
+  public String beamVersion;
   public long events;
   /**
    * Events of the warm-up passes run in the same JVM before the measured one, all passes together

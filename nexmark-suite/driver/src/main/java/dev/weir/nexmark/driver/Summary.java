@@ -1,6 +1,6 @@
 // Role: reduces the runs to one row per (query, mode, sweep values): the median events/s of each
-// runner, the Weir/Flink, Weir/Direct and weir-samza/Weir ratios and their geometric means; renders the
-// Nexmark-style console table.
+// runner, the Weir/Flink, Weir/Direct and weir-samza/Weir ratios and their geometric means, and the
+// Beam release each runner ran on; renders the Nexmark-style console table.
 // Threading: stateless apart from the built rows; built and read on the driver's main thread.
 package dev.weir.nexmark.driver;
 
@@ -17,7 +17,7 @@ import java.util.TreeMap;
  * unless both runs of the pair finished ok. With --repeat, each runner's median over repeats is used.
  */
 @JsonPropertyOrder({"rows", "geomeanWeirOverFlink", "geomeanWeirOverDirect", "geomeanWeirSamzaOverWeir",
-    "ratioQueries"})
+    "ratioQueries", "beamVersions"})
 public final class Summary {
   /** One table row. */
   @JsonPropertyOrder({"query", "queryName", "mode", "sweep", "eventsPerSec", "status",
@@ -57,6 +57,11 @@ public final class Summary {
   public Double geomeanWeirSamzaOverWeir;
   /** Number of rows that have a Weir/Flink resp. Weir/Direct (and weir-samza/Weir) ratio. */
   public Map<String, Integer> ratioQueries = new LinkedHashMap<>();
+  /**
+   * runner -> the Beam SDK release its runs ran on (their {@link RunRecord#beamVersion}; several,
+   * comma-separated, if they differed); runners none of whose runs said are left out.
+   */
+  public Map<String, String> beamVersions = new LinkedHashMap<>();
 
   /** Builds the summary from runs, keeping the runner order given. */
   public static Summary of(List<RunRecord> runs, List<String> runnerOrder) {
@@ -67,6 +72,17 @@ public final class Summary {
       byRow.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
     }
     Summary s = new Summary();
+    for (String runner : runnerOrder) {
+      java.util.Set<String> versions = new java.util.TreeSet<>();
+      for (RunRecord r : runs) {
+        if (runner.equals(r.runner) && r.beamVersion != null) {
+          versions.add(r.beamVersion);
+        }
+      }
+      if (!versions.isEmpty()) {
+        s.beamVersions.put(runner, String.join(", ", versions));
+      }
+    }
     List<Double> wf = new ArrayList<>();
     List<Double> wd = new ArrayList<>();
     List<Double> sw = new ArrayList<>();
@@ -188,7 +204,63 @@ public final class Summary {
       sb.append(String.format(Locale.ROOT, "weir-samza (Weir on samza-core, streams through Kafka) / embedded Weir: "
           + "%s over %d queries%n", ratio(geomeanWeirSamzaOverWeir), ratioQueries.get("weirSamzaOverWeir")));
     }
+    if (!beamVersions.isEmpty()) {
+      StringBuilder each = new StringBuilder();
+      beamVersions.forEach((runner, v) -> each.append(each.length() == 0 ? "" : ", ").append(runner)
+          .append(' ').append(v));
+      sb.append("Beam SDK per runner: ").append(each).append(System.lineSeparator());
+      String note = beamNote(beamVersions);
+      if (note != null) {
+        sb.append(note).append(System.lineSeparator());
+      }
+    }
     return sb.toString();
+  }
+
+  /**
+   * The sentence that says why the runners ran on different Beam releases, when Weir ran on a newer
+   * minor than Direct and Flink (e.g. "Weir runs on Beam 2.73 while Direct and Flink run on Beam
+   * 2.70, whose newer artifacts are not on Maven Central."); null otherwise (one release for all,
+   * or another combination: the per-runner versions then speak for themselves).
+   *
+   * @param versions runner -> Beam release, as in {@link #beamVersions}
+   */
+  static String beamNote(Map<String, String> versions) {
+    String weir = minor(versions.get("weir"));
+    if (weir == null) {
+      return null;
+    }
+    List<String> peers = new ArrayList<>();
+    java.util.Set<String> peerMinors = new java.util.TreeSet<>();
+    for (String peer : List.of("direct", "flink")) {
+      String m = minor(versions.get(peer));
+      if (m != null && !m.equals(weir)) {
+        peers.add(Character.toUpperCase(peer.charAt(0)) + peer.substring(1));
+        peerMinors.add(m);
+      }
+    }
+    if (peers.isEmpty() || peerMinors.size() != 1 || compareMinor(weir, peerMinors.iterator().next()) <= 0) {
+      return null;
+    }
+    return "Weir runs on Beam " + weir + " while " + String.join(" and ", peers)
+        + (peers.size() == 1 ? " runs" : " run") + " on Beam " + peerMinors.iterator().next()
+        + ", whose newer artifacts are not on Maven Central.";
+  }
+
+  /** "2.73" of "2.73.0" (the first two dot-separated parts); null for null or another shape. */
+  static String minor(String version) {
+    if (version == null || version.contains(",")) {
+      return null;
+    }
+    String[] p = version.trim().split("\\.");
+    return p.length >= 2 && p[0].matches("[0-9]+") && p[1].matches("[0-9]+") ? p[0] + "." + p[1] : null;
+  }
+
+  private static int compareMinor(String a, String b) {
+    String[] x = a.split("\\.");
+    String[] y = b.split("\\.");
+    int c = Integer.compare(Integer.parseInt(x[0]), Integer.parseInt(y[0]));
+    return c != 0 ? c : Integer.compare(Integer.parseInt(x[1]), Integer.parseInt(y[1]));
   }
 
   /** Width of a runner's events/s column: 12, or the header's length. */

@@ -49,6 +49,9 @@ class NexmarkSamzaSmokeIT {
     assertThat(samza.get("command").toString()).contains("--executionEnvironment=SAMZA_LOCAL")
         .contains("weir.kafka.topic.prefix=nexmark-002");
     assertThat(weir.get("command").toString()).doesNotContain("samzaConfigOverride");
+    // Embedded Weir runs Weir for Beam 2.73; weir-runner-samza is built on Weir for Beam 2.70.
+    assertThat(weir.get("beamVersion").asText()).startsWith("2.73.");
+    assertThat(samza.get("beamVersion").asText()).startsWith("2.70.");
 
     JsonNode kafka = doc.get("settings").get("kafka");
     assertThat(kafka.get("startedBySuite").asBoolean()).isTrue();

@@ -1,6 +1,7 @@
 // Role: the CI smoke test of the whole suite: Q0 and the stateful Q3 (CoGroupByKey, ValueState,
 // event-time timer) with a small event count on Direct, Flink and Weir, each run a real child JVM
-// on its own classpath; checks result counts match across runners and results.json validates.
+// on its own classpath; checks result counts match across runners, each run's Beam release (Weir's
+// 2.73, the others' 2.70), and that results.json validates.
 // Threading: the driver runs on the test thread; child JVMs run one at a time.
 package dev.weir.nexmark.driver;
 
@@ -58,6 +59,11 @@ class NexmarkSmokeIT {
         assertThat(run.get("status").asText()).as(runner + " Q" + query + ": " + run.get("firstErrorLine"))
             .isEqualTo("ok");
       }
+      if (run.get("status").asText().equals("ok")) {
+        // Each runner's JVM ran on its own classpath's Beam: Weir on 2.73, Direct and Flink on 2.70.
+        assertThat(run.get("beamVersion").asText()).as(runner + " Q" + query + " Beam SDK")
+            .startsWith(runner.equals("weir") ? "2.73." : "2.70.");
+      }
       if (run.get("status").asText().equals("ok") && runner.equals("direct")) {
         assertThat(run.get("correct").asBoolean()).as("Direct Q" + query + ": " + run.get("correctness")).isTrue();
       } else if (run.get("status").asText().equals("ok")) {
@@ -99,5 +105,6 @@ class NexmarkSmokeIT {
       }
     }
     assertThat(expected.get(0)).isEqualTo(10_000L);
+    assertThat(doc.get("summary").get("beamVersions").get("direct").asText()).startsWith("2.70.");
   }
 }

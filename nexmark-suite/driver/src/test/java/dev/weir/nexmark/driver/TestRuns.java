@@ -19,6 +19,8 @@ final class TestRuns {
     r.peakRssBytes = 800_000_000L;
     r.gcTimeMs = 120L;
     r.gcCount = 9L;
+    // The Beam of each runner's classpath: Weir's 2.73, the others' 2.70 (classpath-* modules).
+    r.beamVersion = "weir".equals(runner) ? "2.73.0" : "2.70.0";
     return r;
   }
 

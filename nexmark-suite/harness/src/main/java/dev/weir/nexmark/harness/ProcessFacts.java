@@ -1,6 +1,7 @@
-// Role: samples facts about the current JVM process (CPU time, GC, peak RSS, JVM and machine)
-// and writes them as the small JSON document the driver reads after a child run. After a warm-up
-// pass (startMeasuredPass) CPU, GC and peak-RSS figures count from the start of the measured pass.
+// Role: samples facts about the current JVM process (CPU time, GC, peak RSS, JVM and machine,
+// the Beam SDK release on its classpath) and writes them as the small JSON document the driver
+// reads after a child run. After a warm-up pass (startMeasuredPass) CPU, GC and peak-RSS figures
+// count from the start of the measured pass.
 // Threading: static helpers called from the harness's main thread only (the measured-pass
 // baseline is a plain static field written and read there).
 package dev.weir.nexmark.harness;
@@ -163,6 +164,7 @@ public final class ProcessFacts {
     machine.put("osArch", System.getProperty("os.arch"));
     machine.put("systemLoadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     m.put("machine", machine);
+    m.put("beamVersion", beamVersion());
     m.put("error", error);
     return m;
   }
@@ -188,6 +190,21 @@ public final class ProcessFacts {
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(p.toFile(), facts);
     } catch (IOException e) {
       System.err.println("ERROR RunHarness: cannot write " + out + ": " + e);
+    }
+  }
+
+  /**
+   * The Beam SDK release this JVM runs on: {@code sdk_version} of the beam-sdks-java-core jar on
+   * the classpath ({@code ReleaseInfo}), whatever release the harness was compiled against (each
+   * runner's classpath brings its own Beam: Weir's 2.73, Direct's and Flink's 2.70). Null when
+   * Beam is not on the classpath or does not say.
+   */
+  static String beamVersion() {
+    try {
+      String v = org.apache.beam.sdk.util.ReleaseInfo.getReleaseInfo().getSdkVersion();
+      return v == null || v.isBlank() ? null : v;
+    } catch (RuntimeException | LinkageError e) {
+      return null;
     }
   }
 

@@ -55,6 +55,16 @@ class ProcessFactsTest {
     assertThat((Long) facts.get("gcCount")).as("collections in the measured pass").isZero();
   }
 
+  @Test
+  void theFactsNameTheBeamSdkReleaseOnTheClasspath() {
+    // The harness's own test classpath has the Beam it is compiled against; a runner's child JVM
+    // reports the Beam of that runner's classpath the same way.
+    Map<String, Object> facts = ProcessFacts.collect(1.0, null);
+    assertThat(facts.get("beamVersion")).isInstanceOf(String.class)
+        .isEqualTo(org.apache.beam.sdk.util.ReleaseInfo.getReleaseInfo().getSdkVersion());
+    assertThat((String) facts.get("beamVersion")).matches("2\\.[0-9]+\\.[0-9]+.*");
+  }
+
   /**
    * A warm-up that grows the heap, then the measured pass: the heap the full collection gave back
    * is not in the measured peak, although G1 returns it to the OS on a background thread after the
