@@ -190,60 +190,12 @@ public final class HtmlReport {
         first = false;
       }
       page.raw(".");
-      String note = beamNote(beam);
-      if (note != null) {
-        page.raw(" ").text(note);
+      if (latest.beamNote() != null) {
+        page.raw(" ").text(latest.beamNote()); // the driver's sentence (Summary.beamNote)
       }
       page.raw("</p>");
     }
     page.raw("</header>\n");
-  }
-
-  /**
-   * The sentence that says why the runners ran on different Beam releases, when Weir ran on a newer
-   * minor than Direct and Flink ("Weir runs on Beam 2.73 while Direct and Flink run on Beam 2.70,
-   * whose newer artifacts are not on Maven Central."); null otherwise (one release for all, or
-   * another combination: the per-runner labels then speak for themselves). The driver's console
-   * summary says the same.
-   *
-   * @param versions runner -> Beam release, as {@link ResultsFile#beamVersions()} gives them
-   */
-  static String beamNote(Map<String, String> versions) {
-    String weir = minor(versions.get("weir"));
-    if (weir == null) {
-      return null;
-    }
-    List<String> peers = new ArrayList<>();
-    Set<String> peerMinors = new TreeSet<>();
-    for (String peer : List.of("direct", "flink")) {
-      String m = minor(versions.get(peer));
-      if (m != null && !m.equals(weir)) {
-        peers.add(cap(peer));
-        peerMinors.add(m);
-      }
-    }
-    if (peers.isEmpty() || peerMinors.size() != 1 || compareMinor(weir, peerMinors.iterator().next()) <= 0) {
-      return null;
-    }
-    return "Weir runs on Beam " + weir + " while " + String.join(" and ", peers)
-        + (peers.size() == 1 ? " runs" : " run") + " on Beam " + peerMinors.iterator().next()
-        + ", whose newer artifacts are not on Maven Central.";
-  }
-
-  /** "2.73" of "2.73.0" (the first two dot-separated parts); null for null or another shape. */
-  static String minor(String version) {
-    if (version == null || version.contains(",")) {
-      return null;
-    }
-    String[] p = version.trim().split("\\.");
-    return p.length >= 2 && p[0].matches("[0-9]+") && p[1].matches("[0-9]+") ? p[0] + "." + p[1] : null;
-  }
-
-  private static int compareMinor(String a, String b) {
-    String[] x = a.split("\\.");
-    String[] y = b.split("\\.");
-    int c = Integer.compare(Integer.parseInt(x[0]), Integer.parseInt(y[0]));
-    return c != 0 ? c : Integer.compare(Integer.parseInt(x[1]), Integer.parseInt(y[1]));
   }
 
   /**

@@ -27,6 +27,8 @@ import java.util.stream.Stream;
  * @param machine the machine facts
  * @param jvm the JVM facts
  * @param runnerConfigs per runner: its throughput configuration
+ * @param beamNote the driver's sentence on why the runners ran on different Beam releases
+ *     ({@code summary.beamNote}, results schema 1.8.0), or null
  * @param runs every run, in file order
  */
 public record ResultsFile(
@@ -37,6 +39,7 @@ public record ResultsFile(
     JsonNode machine,
     JsonNode jvm,
     JsonNode runnerConfigs,
+    String beamNote,
     List<RunResult> runs) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -88,7 +91,7 @@ public record ResultsFile(
     }
     return new ResultsFile(path, version, text(root, "startedAt"), orEmpty(root.get("settings")),
         orEmpty(root.get("machine")), orEmpty(root.get("jvm")), orEmpty(root.get("runnerConfigs")),
-        List.copyOf(runs));
+        text(root.path("summary"), "beamNote"), List.copyOf(runs));
   }
 
   /**

@@ -82,6 +82,12 @@ final class SampleResults {
     return this;
   }
 
+  /** Sets {@code summary.beamNote} (results schema 1.8.0), as the driver writes it. */
+  SampleResults beamNote(String note) {
+    root.with("summary").put("beamNote", note);
+    return this;
+  }
+
   /** Sets the {@code beamVersion} (results schema 1.8.0) of every run of {@code runner} added so far. */
   SampleResults beamVersion(String runner, String version) {
     runs.forEach(r -> {

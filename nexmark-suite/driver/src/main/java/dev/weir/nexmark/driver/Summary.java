@@ -17,7 +17,7 @@ import java.util.TreeMap;
  * unless both runs of the pair finished ok. With --repeat, each runner's median over repeats is used.
  */
 @JsonPropertyOrder({"rows", "geomeanWeirOverFlink", "geomeanWeirOverDirect", "geomeanWeirSamzaOverWeir",
-    "ratioQueries", "beamVersions"})
+    "ratioQueries", "beamVersions", "beamNote"})
 public final class Summary {
   /** One table row. */
   @JsonPropertyOrder({"query", "queryName", "mode", "sweep", "eventsPerSec", "status",
@@ -62,6 +62,8 @@ public final class Summary {
    * comma-separated, if they differed); runners none of whose runs said are left out.
    */
   public Map<String, String> beamVersions = new LinkedHashMap<>();
+  /** Why the runners ran on different Beam releases ({@link #beamNote(Map)}); null when they did not. */
+  public String beamNote;
 
   /** Builds the summary from runs, keeping the runner order given. */
   public static Summary of(List<RunRecord> runs, List<String> runnerOrder) {
@@ -83,6 +85,7 @@ public final class Summary {
         s.beamVersions.put(runner, String.join(", ", versions));
       }
     }
+    s.beamNote = beamNote(s.beamVersions);
     List<Double> wf = new ArrayList<>();
     List<Double> wd = new ArrayList<>();
     List<Double> sw = new ArrayList<>();
@@ -209,9 +212,8 @@ public final class Summary {
       beamVersions.forEach((runner, v) -> each.append(each.length() == 0 ? "" : ", ").append(runner)
           .append(' ').append(v));
       sb.append("Beam SDK per runner: ").append(each).append(System.lineSeparator());
-      String note = beamNote(beamVersions);
-      if (note != null) {
-        sb.append(note).append(System.lineSeparator());
+      if (beamNote != null) {
+        sb.append(beamNote).append(System.lineSeparator());
       }
     }
     return sb.toString();
@@ -220,7 +222,7 @@ public final class Summary {
   /**
    * The sentence that says why the runners ran on different Beam releases, when Weir ran on a newer
    * minor than Direct and Flink (e.g. "Weir runs on Beam 2.73 while Direct and Flink run on Beam
-   * 2.70, whose newer artifacts are not on Maven Central."); null otherwise (one release for all,
+   * 2.70, the newest Beam whose Flink runner is on Maven Central."); null otherwise (one release for all,
    * or another combination: the per-runner versions then speak for themselves).
    *
    * @param versions runner -> Beam release, as in {@link #beamVersions}
@@ -244,7 +246,7 @@ public final class Summary {
     }
     return "Weir runs on Beam " + weir + " while " + String.join(" and ", peers)
         + (peers.size() == 1 ? " runs" : " run") + " on Beam " + peerMinors.iterator().next()
-        + ", whose newer artifacts are not on Maven Central.";
+        + ", the newest Beam whose Flink runner is on Maven Central.";
   }
 
   /** "2.73" of "2.73.0" (the first two dot-separated parts); null for null or another shape. */

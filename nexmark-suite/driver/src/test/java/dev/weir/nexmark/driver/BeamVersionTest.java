@@ -95,14 +95,15 @@ class BeamVersionTest {
         Map.entry("weir", "2.73.0"));
     String table = s.table(ORDER);
     assertThat(table).contains("Beam SDK per runner: direct 2.70.0, flink 2.70.0, weir 2.73.0")
-        .contains("Weir runs on Beam 2.73 while Direct and Flink run on Beam 2.70, whose newer artifacts are not "
-            + "on Maven Central.");
+        .contains("Weir runs on Beam 2.73 while Direct and Flink run on Beam 2.70, the newest Beam whose Flink "
+            + "runner is on Maven Central.");
+    assertThat(s.beamNote).startsWith("Weir runs on Beam 2.73 while Direct and Flink run on Beam 2.70");
   }
 
   @Test
   void theNoteIsOnlyForAWeirNewerThanItsPeers() {
     assertThat(Summary.beamNote(Map.of("weir", "2.73.0", "direct", "2.70.0")))
-        .isEqualTo("Weir runs on Beam 2.73 while Direct runs on Beam 2.70, whose newer artifacts are not on Maven Central.");
+        .isEqualTo("Weir runs on Beam 2.73 while Direct runs on Beam 2.70, the newest Beam whose Flink runner is on Maven Central.");
     assertThat(Summary.beamNote(Map.of("weir", "2.70.0", "direct", "2.70.0", "flink", "2.70.0"))).isNull();
     assertThat(Summary.beamNote(Map.of("weir", "2.70.0", "direct", "2.73.0"))).isNull();
     assertThat(Summary.beamNote(Map.of("weir", "2.73.0"))).isNull();
