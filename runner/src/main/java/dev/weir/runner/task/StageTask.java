@@ -208,7 +208,8 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
     }
     opened = true;
     graph.open((node, outputs) -> new OperatorContext(options, node.stepName(), partition, outputs,
-        steps[node.index()], state, clock, commit.finalizers(), checkpoint.restoredParts(node.index()), checkpointed));
+        steps[node.index()], state, clock, commit.finalizers(), checkpoint.restoredParts(node.index()), checkpointed,
+        quiescence != null));
     if (stage.source() != null) {
       checkpoint.restoreSourcePositions();
       for (TaskInput input : inputs) {
