@@ -29,8 +29,9 @@ import org.apache.beam.sdk.values.TupleTag;
  * @param checkpointed whether the job takes checkpoints ({@link Operator#checkpointCompleted()} is
  *     then called after each one)
  * @param eventBundles whether the task's bundles follow the events of a {@code TestStream} the job
- *     replays: while it replays, a bundle ends when the job settled after an event (or at a
- *     watermark, or at {@code --maxBundleSize} input elements), not after {@code --maxBundleTimeMs},
+ *     replays: while it replays, a bundle ends at the end of an event in the source's stage and
+ *     when the job settled after it downstream (or at a watermark, or at {@code --maxBundleSize}
+ *     input elements), not after {@code --maxBundleTimeMs},
  *     so one bundle holds what one event brought into this stage, as a bundle of Beam's Direct
  *     runner does; an operator whose results depend on where bundles end (a GroupByKey under a
  *     trigger that counts elements) may then rely on them
