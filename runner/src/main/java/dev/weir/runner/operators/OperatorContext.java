@@ -31,10 +31,10 @@ import org.apache.beam.sdk.values.TupleTag;
  * @param eventBundles whether the task's bundles follow the events of a {@code TestStream} the job
  *     replays: while it replays, a bundle ends at the end of an event in the source's stage and
  *     when the job settled after it downstream (or at a watermark, or at {@code --maxBundleSize}
- *     input elements), not after {@code --maxBundleTimeMs},
- *     so one bundle holds what one event brought into this stage, as a bundle of Beam's Direct
- *     runner does; an operator whose results depend on where bundles end (a GroupByKey under a
- *     trigger that counts elements) may then rely on them
+ *     input elements), not after {@code --maxBundleTimeMs}, so one bundle holds what one event
+ *     brought into this stage, as a bundle of Beam's Direct runner does; an operator whose results
+ *     depend on where bundles end (a GroupByKey under a trigger that counts elements) may then
+ *     rely on them
  */
 @Internal
 public record OperatorContext(

@@ -371,11 +371,10 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
    * The container's periodic tick (RUNNING, DRAINING): closes a bundle older than
    * {@code maxBundleTimeMs} ({@link #timedBundles()}), or any open bundle if {@code settling} (a
    * test stream waits for the job to settle, {@link Quiescence#settled()}: nothing is in flight,
-   * so the bundle holds everything the event brought into this stage, and a lifted
-   * combine's partials are part of what the event caused, so each event gets its own bundles, as
-   * on Direct), gives operators the clock's time for
-   * processing-time timers, then one watermark pass (FIRING if timers remain); DRAINING ends once
-   * no operator has pending work.
+   * so the bundle holds everything the event brought into this stage, and a lifted combine's
+   * partials are part of what the event caused, so each event gets its own bundles, as on
+   * Direct), gives operators the clock's time for processing-time timers, then one watermark pass
+   * (FIRING if timers remain); DRAINING ends once no operator has pending work.
    *
    * @return work done: a closed bundle, timers fired, a bundle the tick opened finished
    */

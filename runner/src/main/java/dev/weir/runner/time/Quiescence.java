@@ -31,9 +31,8 @@ import org.apache.beam.sdk.annotations.Internal;
  * settled ticks (besides {@code --maxBundleSize}, watermarks, the end of input, and in the source's
  * stage the end of each event). Since the source emits an event only once the job is quiescent,
  * and a settled tick needs everything sent before it processed, each bundle of a stage then holds
- * what one event brought into the stage:
- * an {@code addElements} group is one bundle, as on Beam's Direct runner, and a GroupByKey hands
- * its elements of a key to the trigger together.
+ * what one event brought into the stage: an {@code addElements} group is one bundle, as on Beam's
+ * Direct runner, and a GroupByKey hands its elements of a key to the trigger together.
  *
  * <p>Threading: {@link #sent()}, {@link #processed()} and {@link #ticked} from any container
  * thread (atomics: two contended increments per envelope, acceptable for test streams only);

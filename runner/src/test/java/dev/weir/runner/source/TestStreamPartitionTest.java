@@ -18,7 +18,10 @@ import org.apache.beam.sdk.values.WindowedValue;
 import org.joda.time.Instant;
 import org.junit.jupiter.api.Test;
 
-/** A test stream's partition, polled directly: events only when the job is quiescent, each group closed by its marker. */
+/**
+ * A test stream's partition, polled directly: each event only once the job is quiescent, each
+ * element event followed by its end marker, and replaying until its last event is out.
+ */
 class TestStreamPartitionTest {
 
   @Test

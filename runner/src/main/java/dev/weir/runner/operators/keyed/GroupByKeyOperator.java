@@ -100,9 +100,9 @@ import org.joda.time.Instant;
  *       one task still reaches runners-core in parts, as one of more than {@code --maxBundleSize}
  *       spans bundles.
  *   <li>Otherwise Weir's bundles (up to {@code --maxBundleSize} elements, whatever the shuffle
- *       delivered meanwhile) are much larger than Direct's, and batching fired fewer panes than Direct (Nexmark Q6 at
- *       200,000 events: 6,779 results instead of Direct's 8,585), so each element goes to
- *       runners-core at once, as its own work item.
+ *       delivered meanwhile) are much larger than Direct's, and batching fired fewer panes than
+ *       Direct (Nexmark Q6 at 200,000 events: 6,779 results instead of Direct's 8,585), so each
+ *       element goes to runners-core at once, as its own work item.
  * </ul>
  *
  * <p>One on-time pane ({@link #firesOnlyOnTime}): with a non-merging WindowFn, the default trigger,
