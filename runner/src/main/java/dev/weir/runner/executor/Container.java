@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
  *       {@value #BURST} messages each, while the task's next op is to take input;
  *   <li>{@link #tick()}: every {@value #TICK_NS} ns (real time; every iteration while a test
- *       stream awaits quiescence, and then every open bundle closes), let tasks close timed-out bundles
+ *       stream awaits quiescence, and then, once nothing is in flight, every open bundle closes:
+ *       {@link Quiescence#settled()}), let tasks close timed-out bundles
  *       and fire processing-time timers ({@code WindowableTask.window}) at the job's
  *       {@link JobClock} (the system clock, or a test stream's manual clock); with a
  *       {@link Quiescence} tracker, processed stream messages and ticks are reported to it;
@@ -427,10 +428,13 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
     }
     lastTickNs = now;
     long clockMillis = clock.millis(); // read before the tasks do: they see this time or later
+    // settled: nothing in flight, so every task holds all its input of the event: open bundles close
+    // (their output counts as in flight); while envelopes are in flight, bundles wait for them
+    boolean settled = settling && quiescence.settled();
     int work = 0;
     for (StageTask task : tasks) {
       if (task.nextOp() == TaskOp.PROCESS) {
-        work += task.tick(settling, !paused); // settling: open bundles close, their output counts as in flight
+        work += task.tick(settled, !paused);
       }
     }
     if (quiescence != null) {

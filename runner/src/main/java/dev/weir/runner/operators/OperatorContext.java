@@ -28,6 +28,13 @@ import org.apache.beam.sdk.values.TupleTag;
  *     restored from ({@link Operator#snapshot}); {@link OperatorSnapshot#EMPTY} on a fresh start
  * @param checkpointed whether the job takes checkpoints ({@link Operator#checkpointCompleted()} is
  *     then called after each one)
+ * @param eventBundles whether the task's bundles follow the events of a {@code TestStream} the job
+ *     replays: while it replays, a bundle ends at the end of an event in the source's stage and
+ *     when the job settled after it downstream (or at a watermark, or at {@code --maxBundleSize}
+ *     input elements), not after {@code --maxBundleTimeMs}, so one bundle holds what one event
+ *     brought into this stage, as a bundle of Beam's Direct runner does; an operator whose results
+ *     depend on where bundles end (a GroupByKey under a trigger that counts elements) may then
+ *     rely on them
  */
 @Internal
 public record OperatorContext(
@@ -40,12 +47,13 @@ public record OperatorContext(
     JobClock clock,
     BundleFinalizers finalizers,
     OperatorSnapshot restored,
-    boolean checkpointed) {
+    boolean checkpointed,
+    boolean eventBundles) {
 
   /** A context on a fresh start (nothing restored). */
   public OperatorContext(PipelineOptions options, String stepName, int partition, Map<TupleTag<?>, Receiver> outputs,
       StepRunner step, ContainerState state, JobClock clock, BundleFinalizers finalizers) {
-    this(options, stepName, partition, outputs, step, state, clock, finalizers, OperatorSnapshot.EMPTY, false);
+    this(options, stepName, partition, outputs, step, state, clock, finalizers, OperatorSnapshot.EMPTY, false, false);
   }
 
   /**

@@ -64,6 +64,19 @@ public abstract class SourcePartition implements InputPartition {
   static final long MAX_WATERMARK_MS = BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis();
   static final int WATERMARK_EVERY_ELEMENTS = 1000;
 
+  /**
+   * What a test stream's partition returns after the last element of an element event: the task
+   * ends its open bundle there, so that the event's elements are one bundle of the source's stage,
+   * as the bundle Beam's Direct runner makes of an {@code addElements} group. Only the embedded
+   * executor runs test streams; no other source returns it.
+   */
+  public static final Object END_OF_EVENT = new Object() {
+    @Override
+    public String toString() {
+      return "end of a test stream event";
+    }
+  };
+
   private enum Phase { DATA, FINAL_WATERMARK, END_OF_STREAM, DONE }
 
   private final SystemStreamPartition ssp;
@@ -126,7 +139,8 @@ public abstract class SourcePartition implements InputPartition {
 
   /**
    * The split's next message: an element ({@code WindowedValue}, in the global window) or a
-   * {@link ProducerWatermark}; after the data, the final watermark and a {@link ProducerEndOfStream}.
+   * {@link ProducerWatermark} (from a test stream also {@link #END_OF_EVENT}); after the data, the
+   * final watermark and a {@link ProducerEndOfStream}.
    */
   @Override
   public final Object poll() {

@@ -16,6 +16,14 @@ import org.apache.beam.sdk.values.WindowedValues;
  * events caused has been processed; then an element event emits its elements, a watermark event
  * one source watermark, and a processing-time event advances the job's manual clock (the run
  * loops fire the timers it made ready before the next event is taken).
+ *
+ * <p>Bundles: an element event's elements are emitted back to back and followed by
+ * {@link #END_OF_EVENT}, at which the source's task ends its bundle; the tasks downstream end
+ * theirs only once the job settled after the event ({@link Quiescence#replaying()}). So each
+ * {@code addElements} group is one bundle through the pipeline, as Beam's Direct runner makes it
+ * (unless it has more than {@code --maxBundleSize} elements).
+ *
+ * <p>Threading: confined to the consuming container's thread.
  */
 final class TestStreamPartition extends SourcePartition {
   private final List<? extends TestStream.Event<?>> events;
@@ -42,8 +50,13 @@ final class TestStreamPartition extends SourcePartition {
           return WindowedValues.timestampedValueInGlobalWindow(value.getValue(), value.getTimestamp());
         }
         elements = null;
+        return END_OF_EVENT; // the source's task ends the event's bundle here
       }
-      if (next >= events.size() || !probe.isQuiescent(clock.millis())) {
+      if (next >= events.size()) {
+        probe.finish(); // the last event is out: bundles may end by time again
+        return null;
+      }
+      if (!probe.isQuiescent(clock.millis())) {
         return null;
       }
       TestStream.Event<?> event = events.get(next++);
@@ -62,6 +75,12 @@ final class TestStreamPartition extends SourcePartition {
         throw new IllegalStateException("unknown test stream event " + event);
       }
     }
+  }
+
+  /** A partition closed before its last event no longer holds bundles to events. */
+  @Override
+  void closeReader() {
+    probe.finish();
   }
 
   @Override

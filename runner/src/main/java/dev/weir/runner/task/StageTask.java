@@ -47,12 +47,15 @@ import org.joda.time.Instant;
  * <ul>
  *   <li><b>Element</b>: handed to the entry operator of the partition it came from; counted into
  *       the open bundle, which is finished at {@code maxBundleSize} elements (or by a tick after
- *       {@code maxBundleTimeMs}).
+ *       {@code maxBundleTimeMs}; while a test stream replays, by the tick once the job settled
+ *       after an event instead, see {@link #tick(boolean)}).
  *   <li><b>Watermark</b> ({@link ProducerWatermark}): recorded in the task's
  *       {@link StageWatermarks}; when the task's input watermark advances, the bundle is finished
  *       and a watermark pass ({@link #propagateWatermarks}) delivers it through the stage.
  *   <li><b>Side-input envelopes</b> (broadcast streams): handed to the consuming operator's side
  *       inputs; their watermarks advance only that view's side-input watermark, never the task's.
+ *   <li><b>End of a test stream's event</b> ({@link SourcePartition#END_OF_EVENT}): the open
+ *       bundle is finished, so the event's elements are one bundle of the source's stage.
  *   <li><b>End of stream</b> ({@link ProducerEndOfStream}): once every producer of every input
  *       ended, the watermark goes to +infinity; after its firings (ENDING) end-of-stream goes on,
  *       or, while operators have pending work ({@link Operator#hasPendingWork()}), after it (DRAINING).
@@ -208,7 +211,8 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
     }
     opened = true;
     graph.open((node, outputs) -> new OperatorContext(options, node.stepName(), partition, outputs,
-        steps[node.index()], state, clock, commit.finalizers(), checkpoint.restoredParts(node.index()), checkpointed));
+        steps[node.index()], state, clock, commit.finalizers(), checkpoint.restoredParts(node.index()), checkpointed,
+        quiescence != null));
     if (stage.source() != null) {
       checkpoint.restoreSourcePositions();
       for (TaskInput input : inputs) {
@@ -299,7 +303,8 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
    * the input.
    *
    * @param polled what the input partition's {@code poll()} returned: a {@code WindowedValue}, a
-   *     {@link KeyedElement}, a {@link ProducerWatermark} or a {@link ProducerEndOfStream}
+   *     {@link KeyedElement}, a {@link ProducerWatermark}, a {@link ProducerEndOfStream} or a test
+   *     stream's {@link SourcePartition#END_OF_EVENT}
    * @throws RuntimeException or Error: whatever an operator or user code threw, unwrapped; the
    *     task must not be used after it
    */
@@ -335,6 +340,10 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
     } else if (message instanceof ProducerEndOfStream end) {
       watermarks.onProducerEnd(input.index, end.producer());
       watermarkMoved(input);
+    } else if (message == SourcePartition.END_OF_EVENT) {
+      if (bundleElements > 0) {
+        finishBundle(); // a test stream's element event is one bundle of the source's stage
+      }
     } else {
       throw new IllegalStateException("unexpected message " + message + " on " + input.partition.ssp());
     }
@@ -360,11 +369,12 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
 
   /**
    * The container's periodic tick (RUNNING, DRAINING): closes a bundle older than
-   * {@code maxBundleTimeMs} (any open bundle if {@code settling}: a test stream waits for the job
-   * to settle, {@link Quiescence}, and a lifted combine's partials are part of what its event
-   * caused, so each event gets its own bundles, as on Direct), gives operators the clock's time for
-   * processing-time timers, then one watermark pass (FIRING if timers remain); DRAINING ends once
-   * no operator has pending work.
+   * {@code maxBundleTimeMs} ({@link #timedBundles()}), or any open bundle if {@code settling} (a
+   * test stream waits for the job to settle, {@link Quiescence#settled()}: nothing is in flight,
+   * so the bundle holds everything the event brought into this stage, and a lifted combine's
+   * partials are part of what the event caused, so each event gets its own bundles, as on
+   * Direct), gives operators the clock's time for processing-time timers, then one watermark pass
+   * (FIRING if timers remain); DRAINING ends once no operator has pending work.
    *
    * @return work done: a closed bundle, timers fired, a bundle the tick opened finished
    */
@@ -378,7 +388,7 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
    */
   public int tick(boolean settling, boolean fireProcessingTime) {
     int work = 0;
-    if (bundleElements > 0 && (settling || System.nanoTime() - bundleStartNs >= maxBundleNs)) {
+    if (bundleElements > 0 && (settling || (timedBundles() && System.nanoTime() - bundleStartNs >= maxBundleNs))) {
       finishBundle();
       work++;
     }
@@ -394,6 +404,18 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
       endStream();
     }
     return work;
+  }
+
+  /**
+   * Whether an open bundle ends after {@code maxBundleTimeMs}: not while a test stream replays its
+   * events ({@link Quiescence#replaying()}), whose bundles end at the end of each event in the
+   * source's stage ({@link SourcePartition#END_OF_EVENT}) and when the job settled after it
+   * downstream, so that one bundle holds what one event brought into the stage, as on Beam's
+   * Direct runner (processing time is the test stream's manual clock there: real time decides
+   * nothing).
+   */
+  private boolean timedBundles() {
+    return quiescence == null || !quiescence.replaying();
   }
 
   /**

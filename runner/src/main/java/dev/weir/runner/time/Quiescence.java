@@ -1,6 +1,7 @@
 package dev.weir.runner.time;
 
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.apache.beam.sdk.annotations.Internal;
@@ -20,10 +21,18 @@ import org.apache.beam.sdk.annotations.Internal;
  * <p>Pace: while a probe waits with nothing in flight ({@link #awaited()}), containers tick on
  * every run-loop iteration instead of every {@code Container.TICK_NS}, so that a test stream
  * replays an event as soon as the job has settled rather than after two tick periods. Those ticks
- * also close every open bundle (what a bundle holds back, e.g. a lifted combine's partial
- * accumulators, is part of what the event caused; its output counts as sent, so the probe waits
- * for it); otherwise ticking more often changes nothing a tick decides (timers fire by the clock),
- * only how soon quiescence is observed.
+ * also close every open bundle when nothing is in flight at the tick ({@link #settled()}): what a
+ * bundle holds back, e.g. a lifted combine's partial accumulators, is part of what the event
+ * caused; its output counts as sent, so the probe waits for it. Otherwise ticking more often
+ * changes nothing a tick decides (timers fire by the clock), only how soon quiescence is observed.
+ *
+ * <p>Bundles: while a source replays ({@link #replaying()}: from {@link #probe()} to
+ * {@link Probe#finish()}), tasks do not close bundles after {@code --maxBundleTimeMs}, only at
+ * settled ticks (besides {@code --maxBundleSize}, watermarks, the end of input, and in the source's
+ * stage the end of each event). Since the source emits an event only once the job is quiescent,
+ * and a settled tick needs everything sent before it processed, each bundle of a stage then holds
+ * what one event brought into the stage: an {@code addElements} group is one bundle, as on Beam's
+ * Direct runner, and a GroupByKey hands its elements of a key to the trigger together.
  *
  * <p>Threading: {@link #sent()}, {@link #processed()} and {@link #ticked} from any container
  * thread (atomics: two contended increments per envelope, acceptable for test streams only);
@@ -39,6 +48,8 @@ public final class Quiescence {
   private final AtomicLongArray tickedAt;
   /** Whether a probe saw nothing in flight and now waits for ticks; cleared when one fires. */
   private volatile boolean awaited;
+  /** Probes whose source still has events to replay ({@link Probe#finish()} not called yet). */
+  private final AtomicInteger replaying = new AtomicInteger();
 
   /** Tracks {@code containers} containers. */
   public Quiescence(int containers) {
@@ -79,8 +90,32 @@ public final class Quiescence {
     return awaited;
   }
 
-  /** A new probe, for one waiting source. */
+  /**
+   * Whether a probe waits for the job to settle ({@link #awaited()}) and nothing is in flight now:
+   * every envelope sent has been processed, so every task has received all that the work before
+   * it caused, and closing its open bundle now puts no later input of the same event in a bundle
+   * of its own. What the closed bundles emit is in flight again, and the next settled tick closes
+   * the bundles it lands in. Two atomic reads and a volatile one; any container thread, once per tick.
+   */
+  public boolean settled() {
+    if (!awaited) {
+      return false;
+    }
+    long p = processed.get();
+    return p == sent.get(); // processed first: equal means nothing was in flight at this read
+  }
+
+  /**
+   * Whether some test stream still has events to replay: its bundles then end when the job
+   * settled after an event, not after a time (see {@code StageTask.tick}). One volatile read.
+   */
+  public boolean replaying() {
+    return replaying.get() > 0;
+  }
+
+  /** A new probe, for one waiting source; the source replays until it calls {@link Probe#finish()}. */
   public Probe probe() {
+    replaying.incrementAndGet();
     return new Probe();
   }
 
@@ -93,6 +128,15 @@ public final class Quiescence {
     private boolean armed;
     private long armedSent;
     private final long[] armedTicks = new long[ticks.length()];
+    private boolean finished;
+
+    /** The probe's source replayed its last event (or closed); idempotent. */
+    public void finish() {
+      if (!finished) {
+        finished = true;
+        replaying.decrementAndGet();
+      }
+    }
 
     /**
      * Whether the job is quiescent at clock {@code clockMillis}; call repeatedly (it never blocks).

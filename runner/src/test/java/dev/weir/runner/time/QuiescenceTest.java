@@ -56,4 +56,31 @@ class QuiescenceTest {
     assertThat(probe.isQuiescent(100)).isTrue();
     assertThat(q.awaited()).as("fired: containers go back to their tick period").isFalse();
   }
+
+  @Test
+  void settledOnlyWhileAProbeWaitsAndNothingIsInFlight() {
+    Quiescence q = new Quiescence(1);
+    Quiescence.Probe probe = q.probe();
+    assertThat(q.settled()).as("no probe waits yet").isFalse();
+    assertThat(probe.isQuiescent(100)).isFalse();
+    assertThat(q.settled()).as("a probe waits, nothing in flight: bundles may close").isTrue();
+    q.sent(); // e.g. what a closed bundle emitted
+    assertThat(q.settled()).as("its receiver's bundle waits for it").isFalse();
+    q.processed();
+    assertThat(q.settled()).isTrue();
+  }
+
+  @Test
+  void replayingFromTheFirstProbeUntilEveryProbeFinished() {
+    Quiescence q = new Quiescence(1);
+    assertThat(q.replaying()).isFalse();
+    Quiescence.Probe first = q.probe();
+    Quiescence.Probe second = q.probe();
+    assertThat(q.replaying()).isTrue();
+    first.finish();
+    first.finish(); // idempotent
+    assertThat(q.replaying()).as("the second source still replays").isTrue();
+    second.finish();
+    assertThat(q.replaying()).isFalse();
+  }
 }

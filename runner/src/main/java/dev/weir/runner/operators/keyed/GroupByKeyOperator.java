@@ -83,12 +83,28 @@ import org.joda.time.Instant;
  * so runners-core sees the same watermarks and per-key order of elements and timers as element by
  * element; elements that waited over a processing-time tick see that tick's time, as if they had
  * arrived after it (a tick comes every few ms, a bundle lasts up to {@code --maxBundleTimeMs}).
- * Not with a trigger that counts elements ({@code AfterPane} anywhere in the trigger): it would see
- * several elements of a key at once and fire fewer panes than element by element (Nexmark Q6 at
- * 200,000 events: 6,779 results instead of Direct's 8,585), so such a GroupByKey hands each element
- * over at once. Meanwhile {@link #watermarkHold()} is at most the earliest waiting element's timestamp,
- * which no hold runners-core sets for it can be before. A snapshot is only taken between bundles,
- * when the batch is empty.
+ * Meanwhile {@link #watermarkHold()} is at most the earliest waiting element's timestamp, which no
+ * hold runners-core sets for it can be before. A snapshot is only taken between bundles, when the
+ * batch is empty.
+ *
+ * <p>A trigger that counts elements ({@code AfterPane} anywhere in the trigger) sees where bundles
+ * end: runners-core's {@code ReduceFnRunner.processElements} hands the trigger all of a work item's
+ * elements before it asks whether to fire, so a key's elements batched together fire one pane where
+ * element by element fires one each. Beam's Direct runner makes one work item per key and bundle,
+ * so the panes follow its bundles. Whether Weir batches then depends on its bundles:
+ * <ul>
+ *   <li>The job replays a {@code TestStream} ({@link OperatorContext#eventBundles()}): each bundle
+ *       holds what one event brought in, e.g. one {@code addElements} group, as Direct's bundles do,
+ *       so the elements are batched as above and the trigger sees a group's elements of a key
+ *       together (groups {1, 2}, {3}, {4} under {@code elementCountAtLeast(1)}: panes 3, 6, 10, as on
+ *       Direct, not 1, 3, 6, 10). A group of more than {@value #MAX_BATCHED_ELEMENTS} elements in
+ *       one task still reaches runners-core in parts, as one of more than {@code --maxBundleSize}
+ *       spans bundles.
+ *   <li>Otherwise Weir's bundles (up to {@code --maxBundleSize} elements, whatever the shuffle
+ *       delivered meanwhile) are much larger than Direct's, and batching fired fewer panes than
+ *       Direct (Nexmark Q6 at 200,000 events: 6,779 results instead of Direct's 8,585), so each
+ *       element goes to runners-core at once, as its own work item.
+ * </ul>
  *
  * <p>One on-time pane ({@link #firesOnlyOnTime}): with a non-merging WindowFn, the default trigger,
  * no allowed lateness and output at the end of the window (Beam's default windowing, and Nexmark's
@@ -139,8 +155,13 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   private Receiver output;
   /** The open bundle's elements not yet handed to runners-core, by key. */
   private final KeyedBatch<K, WindowedValue<V>> batch = new KeyedBatch<>();
-  /** Whether elements wait in {@link #batch}: unless the trigger counts elements. */
-  private final boolean batching;
+  /** Whether the trigger (or one of its sub-triggers) counts elements ({@link #countsElements}). */
+  private final boolean countingTrigger;
+  /**
+   * Whether elements wait in {@link #batch}: unless the trigger counts elements and the task's
+   * bundles are not a test stream's events ({@link OperatorContext#eventBundles()}); set at {@link #open}.
+   */
+  private boolean batching;
   /** Event-time timers polled at most by one {@link #fireNextReady} call. */
   static final int MAX_TIMERS_PER_FIRING = 32;
   /** The ready timers of one {@link #fireNextReady} call, by key; empty between calls. */
@@ -215,7 +236,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     this.windowingStrategy = (WindowingStrategy<?, BoundedWindow>) windowingStrategy;
     this.mainTag = mainTag;
     this.reduceFn = reduceFn;
-    this.batching = !countsElements(this.windowingStrategy.getTrigger());
+    this.countingTrigger = countsElements(this.windowingStrategy.getTrigger());
     this.onTimeBuffer = bufferTag != null && firesOnlyOnTime(windowingStrategy) ? bufferTag : null;
     this.windowCoder = (Coder<BoundedWindow>) this.windowingStrategy.getWindowFn().windowCoder();
   }
@@ -236,6 +257,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   @Override
   public void open(OperatorContext context) {
     openKeyed(context, windowingStrategy.getWindowFn().windowCoder());
+    this.batching = !countingTrigger || context.eventBundles();
     this.output = context.output(mainTag);
     reduceFnRunners = new ReduceFnRunners<>(windowingStrategy, timers, output::accept, reduceFn, context.options(),
         keptRunners);

@@ -283,6 +283,32 @@ class GroupByKeyOperatorTest {
         .containsExactly(KV.of("k", List.of(1)), KV.of("k", List.of(2)));
   }
 
+  /**
+   * In a job replaying a test stream each bundle is one event, as a bundle of Beam's Direct runner:
+   * then a trigger that counts elements sees a bundle's elements of a key together (one pane for
+   * both), as Direct's one work item per key and bundle, and the next bundle's element fires its own.
+   */
+  @Test
+  void withEventBundlesATriggerThatCountsElementsSeesABundlesElementsOfAKeyTogether() {
+    WindowingStrategy<?, ?> windowing = WindowingStrategy.of(new GlobalWindows())
+        .withTrigger(Repeatedly.forever(AfterPane.elementCountAtLeast(1)))
+        .withMode(AccumulationMode.DISCARDING_FIRED_PANES);
+    gbk = grouping(windowing, tag, false);
+    gbk.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(tag, out::add),
+        dev.weir.runner.operators.StepRunner.CURRENT, state, JobClock.SYSTEM,
+        new dev.weir.runner.operators.BundleFinalizers(), dev.weir.runner.operators.OperatorSnapshot.EMPTY, false,
+        true));
+    gbk.accept(WindowedValues.of(KV.of("k", 1), new Instant(5), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+    gbk.accept(WindowedValues.of(KV.of("j", 5), new Instant(5), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+    gbk.accept(WindowedValues.of(KV.of("k", 2), new Instant(6), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+    assertThat(out).as("nothing fires before the bundle ends").isEmpty();
+    gbk.finishBundle();
+    gbk.accept(WindowedValues.of(KV.of("k", 3), new Instant(7), GlobalWindow.INSTANCE, PaneInfo.NO_FIRING));
+    gbk.finishBundle();
+    assertThat(out).extracting(v -> (Object) v.getValue())
+        .containsExactly(KV.of("k", List.of(1, 2)), KV.of("j", List.of(5)), KV.of("k", List.of(3)));
+  }
+
   @Test
   void countsElements_findsAfterPaneAnywhereInTheTrigger() {
     assertThat(GroupByKeyOperator.countsElements(org.apache.beam.sdk.transforms.windowing.DefaultTrigger.of())).isFalse();
