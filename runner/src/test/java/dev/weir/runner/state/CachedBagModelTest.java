@@ -33,7 +33,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  *
  * <p>Each configuration uses a fixed seed plus one fresh seed; a failure names the seed, the step
  * and the last operations. Reproduce with
- * {@code mvn -pl runner test -Dtest=CachedBagModelTest -Dweir.model.seed=<seed>}.
+ * {@code mvn -pl runner/beam2.70 test -Dtest=CachedBagModelTest -Dweir.model.seed=<seed>}.
  */
 class CachedBagModelTest {
   private static final int OPERATIONS = 4_000;

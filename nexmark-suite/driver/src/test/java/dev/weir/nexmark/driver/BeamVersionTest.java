@@ -26,18 +26,7 @@ class BeamVersionTest {
   }
 
   private static ResultsDocument doc(List<RunRecord> runs) {
-    ResultsDocument d = new ResultsDocument();
-    d.startedAt = "2026-11-28T17:00:00Z";
-    d.settings.put("runners", ORDER);
-    d.settings.put("queries", List.of(0, 3));
-    d.settings.put("modes", List.of("streaming"));
-    d.settings.put("events", 50_000);
-    d.settings.put("timeoutPerRunSec", 150);
-    d.machine = ResultsDocument.machineFacts();
-    d.jvm = ResultsDocument.jvmFacts();
-    d.runs.addAll(runs);
-    d.summary = Summary.of(runs, ORDER);
-    return d;
+    return TestRuns.document(runs, ORDER);
   }
 
   @Test

@@ -18,19 +18,7 @@ class ResultsSchemaTest {
   @TempDir Path tmp;
 
   private ResultsDocument doc(List<RunRecord> runs) {
-    ResultsDocument d = new ResultsDocument();
-    d.startedAt = "2026-11-21T06:00:00Z";
-    d.finishedAt = "2026-11-21T06:15:00Z";
-    d.settings.put("runners", List.of("direct", "flink", "weir"));
-    d.settings.put("queries", List.of(0, 3));
-    d.settings.put("modes", List.of("streaming"));
-    d.settings.put("events", 50_000);
-    d.settings.put("timeoutPerRunSec", 150);
-    d.machine = ResultsDocument.machineFacts();
-    d.jvm = ResultsDocument.jvmFacts();
-    d.runs.addAll(runs);
-    d.summary = Summary.of(runs, List.of("direct", "flink", "weir"));
-    return d;
+    return TestRuns.document(runs, List.of("direct", "flink", "weir"));
   }
 
   @Test

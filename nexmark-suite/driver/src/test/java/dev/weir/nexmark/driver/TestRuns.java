@@ -6,6 +6,26 @@ import java.util.List;
 final class TestRuns {
   private TestRuns() {}
 
+  /**
+   * A results document of {@code runs} as the driver writes it (Q0 and Q3, streaming, 50,000
+   * events, this machine's and JVM's facts) with its summary over {@code runners}, in that order.
+   */
+  static ResultsDocument document(List<RunRecord> runs, List<String> runners) {
+    ResultsDocument d = new ResultsDocument();
+    d.startedAt = "2026-11-21T06:00:00Z";
+    d.finishedAt = "2026-11-21T06:15:00Z";
+    d.settings.put("runners", runners);
+    d.settings.put("queries", List.of(0, 3));
+    d.settings.put("modes", List.of("streaming"));
+    d.settings.put("events", 50_000);
+    d.settings.put("timeoutPerRunSec", 150);
+    d.machine = ResultsDocument.machineFacts();
+    d.jvm = ResultsDocument.jvmFacts();
+    d.runs.addAll(runs);
+    d.summary = Summary.of(runs, runners);
+    return d;
+  }
+
   static RunRecord ok(String runner, int query, double eventsPerSec, long results) {
     RunRecord r = base(runner, query);
     r.status = RunRecord.OK;
