@@ -84,7 +84,7 @@ final class SampleResults {
 
   /** Sets {@code summary.beamNote} (results schema 1.8.0), as the driver writes it. */
   SampleResults beamNote(String note) {
-    root.with("summary").put("beamNote", note);
+    root.withObject("/summary").put("beamNote", note);
     return this;
   }
 
