@@ -9,6 +9,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,9 @@ import java.util.stream.Stream;
  * @param machine the machine facts
  * @param jvm the JVM facts
  * @param runnerConfigs per runner: its throughput configuration
+ * @param beamVersions per runner, in {@link Comparison#RUNNER_ORDER}: the Beam SDK release its runs
+ *     ran on, as the driver summed them up ({@code summary.beamVersions}: several, comma-separated,
+ *     if they differed); empty for files before results schema 1.8.0
  * @param beamNote the driver's sentence on why the runners ran on different Beam releases
  *     ({@code summary.beamNote}, results schema 1.8.0), or null
  * @param runs every run, in file order
@@ -39,6 +43,7 @@ public record ResultsFile(
     JsonNode machine,
     JsonNode jvm,
     JsonNode runnerConfigs,
+    Map<String, String> beamVersions,
     String beamNote,
     List<RunResult> runs) {
 
@@ -91,7 +96,8 @@ public record ResultsFile(
     }
     return new ResultsFile(path, version, text(root, "startedAt"), orEmpty(root.get("settings")),
         orEmpty(root.get("machine")), orEmpty(root.get("jvm")), orEmpty(root.get("runnerConfigs")),
-        text(root.path("summary"), "beamNote"), List.copyOf(runs));
+        beamVersions(root.path("summary").path("beamVersions")), text(root.path("summary"), "beamNote"),
+        List.copyOf(runs));
   }
 
   /**
@@ -116,25 +122,6 @@ public record ResultsFile(
     return out;
   }
 
-  /**
-   * Per runner, in {@link Comparison#RUNNER_ORDER}: the Beam SDK release its runs ran on (several,
-   * comma-separated, if they differed); runners none of whose runs said (files before results
-   * schema 1.8.0) are left out.
-   */
-  public Map<String, String> beamVersions() {
-    Map<String, java.util.TreeSet<String>> per = new LinkedHashMap<>();
-    for (RunResult r : runs) {
-      if (r.runner() != null && r.beamVersion() != null) {
-        per.computeIfAbsent(r.runner(), k -> new java.util.TreeSet<>()).add(r.beamVersion());
-      }
-    }
-    Map<String, String> out = new LinkedHashMap<>();
-    for (String runner : Comparison.orderedRunners(per.keySet())) {
-      out.put(runner, String.join(", ", per.get(runner)));
-    }
-    return out;
-  }
-
   /** A short label for charts and tables: the start time, else the folder name. */
   public String label() {
     if (startedAt != null) {
@@ -142,6 +129,19 @@ public record ResultsFile(
     }
     Path parent = path.getParent();
     return parent == null ? path.toString() : parent.getFileName().toString();
+  }
+
+  /** {@code summary.beamVersions} as runner -> release, in {@link Comparison#RUNNER_ORDER}. */
+  private static Map<String, String> beamVersions(JsonNode given) {
+    Map<String, String> out = new LinkedHashMap<>();
+    if (given.isObject()) {
+      List<String> runners = new ArrayList<>();
+      given.fieldNames().forEachRemaining(runners::add);
+      for (String runner : Comparison.orderedRunners(runners)) {
+        out.put(runner, given.get(runner).asText());
+      }
+    }
+    return Collections.unmodifiableMap(out);
   }
 
   private static JsonNode orEmpty(JsonNode node) {

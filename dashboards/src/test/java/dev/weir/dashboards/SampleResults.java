@@ -88,8 +88,12 @@ final class SampleResults {
     return this;
   }
 
-  /** Sets the {@code beamVersion} (results schema 1.8.0) of every run of {@code runner} added so far. */
+  /**
+   * Sets the {@code beamVersion} (results schema 1.8.0) of every run of {@code runner} added so far,
+   * and the runner's entry in {@code summary.beamVersions}, as the driver writes them.
+   */
   SampleResults beamVersion(String runner, String version) {
+    root.withObject("/summary").withObject("/beamVersions").put(runner, version);
     runs.forEach(r -> {
       if (runner.equals(r.path("runner").asText())) {
         ((ObjectNode) r).put("beamVersion", version);
