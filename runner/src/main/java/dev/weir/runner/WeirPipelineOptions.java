@@ -118,6 +118,21 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
 
   void setMetricsLogIntervalMs(long metricsLogIntervalMs);
 
+  @Description("Port of the job's monitoring HTTP server: /metrics for Prometheus (text and OpenMetrics "
+      + "formats), / for the live job page (graph, events/s, watermarks, back-pressure, checkpoints, object "
+      + "cache, run-loop phases) and /api/job for its data. Unset (the default): no server, nothing listens. "
+      + "0: any free port (logged at start). Allowed: 0 to 65535. A port in use fails the job's start.")
+  Integer getMetricsHttpPort();
+
+  void setMetricsHttpPort(Integer metricsHttpPort);
+
+  @Description("Address the monitoring HTTP server (--metricsHttpPort) binds: 127.0.0.1 (the default, "
+      + "reachable from this machine only), a host name or address, or 0.0.0.0 for every interface.")
+  @Default.String("127.0.0.1")
+  String getMetricsHttpHost();
+
+  void setMetricsHttpHost(String metricsHttpHost);
+
   @Description("Whether every element of every PCollection goes through its coder (encoded and "
       + "decoded) before its consumers see it, as Beam's Direct runner does (its enforceEncodability): "
       + "finds coders that cannot encode their values or lose fields, at the cost of a copy per element. "

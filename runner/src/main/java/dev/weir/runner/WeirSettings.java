@@ -10,7 +10,9 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
+import dev.weir.runner.monitoring.MetricsPush;
 import org.apache.beam.sdk.annotations.Internal;
+import org.apache.beam.sdk.metrics.MetricsOptions;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
@@ -50,6 +52,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
  *     no log
  * @param enforceEncodability whether every PCollection's elements round-trip through its coder
  *     ({@code --weirEnforceEncodability}); else only the edges the encoding rule picks
+ * @param metricsHttp the monitoring HTTP server's address ({@code --metricsHttpHost},
+ *     {@code --metricsHttpPort}), or null for none
  * @param checkpointing {@code --checkpointingIntervalMs} (0 or more), {@code --restoreMode},
  *     {@code --retainCheckpoints} (at least 1)
  * @param executionEnvironment where the job runs ({@code --executionEnvironment})
@@ -60,8 +64,17 @@ import org.apache.beam.sdk.options.PipelineOptions;
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize, long objectCacheBytes,
-    boolean backgroundSealing, boolean metricsEnabled, long metricsLogIntervalMs, boolean enforceEncodability, Checkpointing checkpointing,
+    boolean backgroundSealing, boolean metricsEnabled, long metricsLogIntervalMs, MetricsHttp metricsHttp,
+    boolean enforceEncodability, Checkpointing checkpointing,
     ExecutionEnvironment executionEnvironment, Map<String, String> samzaConfig) {
+
+  /**
+   * Where the job's monitoring HTTP server listens.
+   *
+   * @param host the address to bind (resolved at start), e.g. {@code 127.0.0.1}
+   * @param port 0 (any free port) to 65535
+   */
+  public record MetricsHttp(String host, int port) {}
 
   /**
    * The checkpoint settings of a run.
@@ -114,6 +127,8 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
       throw outOfRange("metricsLogIntervalMs", metricsLogIntervalMs,
           "0 (no metrics log) or 1 to " + Long.MAX_VALUE + " (milliseconds between two logged summaries)");
     }
+    MetricsHttp metricsHttp = metricsHttp(options.getMetricsHttpHost(), options.getMetricsHttpPort());
+    MetricsPush.check(options.as(MetricsOptions.class));
     long checkpointingIntervalMs = options.getCheckpointingIntervalMs();
     if (checkpointingIntervalMs < 0) {
       throw outOfRange("checkpointingIntervalMs", checkpointingIntervalMs,
@@ -133,13 +148,34 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
         SamzaUserConfig.read(environment, options.getSamzaConfig(), options.getSamzaConfigOverride());
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
         stateDirectory, objectCacheSize, objectCacheBytes, options.getBackgroundSealing(), options.getMetricsEnabled(), metricsLogIntervalMs,
-        options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain),
+        metricsHttp, options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain),
         environment, samzaConfig);
   }
 
   /** The object cache's bounds per container: {@code --objectCacheSize} entries and {@code --objectCacheBytes}. */
   public ObjectCacheSettings objectCacheBounds() {
     return ObjectCacheSettings.bounded(objectCacheSize, objectCacheBytes);
+  }
+
+  /** {@code --metricsHttpHost} and {@code --metricsHttpPort}, checked; null if no port is set. */
+  private static MetricsHttp metricsHttp(String host, Integer port) {
+    if (port == null) {
+      return null;
+    }
+    if (port < 0 || port > 65535) {
+      throw outOfRange("metricsHttpPort", port, "0 (any free port) to 65535, or unset for no server");
+    }
+    if (host == null || host.isBlank()) {
+      throw new IllegalArgumentException("--metricsHttpHost is empty; allowed: 127.0.0.1 (the default), a host "
+          + "name or address of this machine, or 0.0.0.0 for every interface");
+    }
+    try {
+      java.net.InetAddress.getByName(host);
+    } catch (java.net.UnknownHostException e) {
+      throw new IllegalArgumentException("--metricsHttpHost=" + host + " is not a known host name or address; "
+          + "allowed: 127.0.0.1 (the default), a host name or address of this machine, or 0.0.0.0", e);
+    }
+    return new MetricsHttp(host, port);
   }
 
   private static int atLeastOne(String option, int value) {
@@ -186,10 +222,12 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
   public String describe() {
     return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
             + "stateBackend=%s stateDirectory=%s objectCacheSize=%d objectCacheBytes=%d backgroundSealing=%b metricsEnabled=%b metricsLogIntervalMs=%d "
-            + "enforceEncodability=%b checkpointingIntervalMs=%d restoreMode=%s retainCheckpoints=%d "
+            + "metricsHttp=%s enforceEncodability=%b checkpointingIntervalMs=%d restoreMode=%s retainCheckpoints=%d "
             + "executionEnvironment=%s",
         parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
-        objectCacheSize, objectCacheBytes, backgroundSealing, metricsEnabled, metricsLogIntervalMs, enforceEncodability, checkpointing.intervalMs(),
+        objectCacheSize, objectCacheBytes, backgroundSealing, metricsEnabled, metricsLogIntervalMs,
+        metricsHttp == null ? "off" : metricsHttp.host() + ":" + metricsHttp.port(), enforceEncodability,
+        checkpointing.intervalMs(),
         checkpointing.restoreMode(), checkpointing.retain(), executionEnvironment);
   }
 }

@@ -263,7 +263,7 @@ public final class CheckpointCoordinator {
         long bytes = completer.complete(id);
         completed = true;
         long pauseNs = now - pauseStartNs;
-        stats = stats.withCompleted(id, pauseNs, bytes);
+        stats = stats.withCompleted(id, pauseNs, bytes, System.currentTimeMillis());
         if (pausesNs.size() < MAX_RECORDED_PAUSES) {
           pausesNs.add(pauseNs);
         }

@@ -46,6 +46,8 @@ final class FailureCoordinator {
   private int running;
   private int exited;
   private boolean failed;
+  /** Whether the job's failure was logged ({@link #logFailure}). */
+  private boolean failureLogged;
   /** The first failure any container reported ({@link #failing}): the job's cause. */
   private Throwable firstFailure;
 
@@ -86,12 +88,32 @@ final class FailureCoordinator {
    * failure becomes its cause, and every container is asked to stop.
    */
   void failing(Throwable failure) {
+    boolean first;
     synchronized (this) {
-      if (firstFailure == null) {
+      first = firstFailure == null;
+      if (first) {
         firstFailure = failure;
       }
     }
+    if (first) {
+      logFailure(failure);
+    }
     stopAll();
+  }
+
+  /**
+   * Logs the job's failure at ERROR, once, unless the job was cancelled: as soon as the first
+   * failure is known, so that the line comes before the end-of-run summaries the job's end logs.
+   * (Callers that only poll {@code getState()}, as Nexmark's launcher does, see the cause nowhere else.)
+   */
+  private void logFailure(Throwable cause) {
+    synchronized (this) {
+      if (failureLogged || cause instanceof CancellationException || completion.isCancelled()) {
+        return;
+      }
+      failureLogged = true;
+    }
+    LOG.error("Weir job {} failed", jobName, cause);
   }
 
   /**
@@ -137,10 +159,8 @@ final class FailureCoordinator {
       synchronized (this) {
         cause = firstFailure == null ? failure : firstFailure;
       }
-      if (completion.completeExceptionally(cause) && !(cause instanceof CancellationException)) {
-        // Once, for callers that only poll getState() (Nexmark's launcher does): the cause is
-        // otherwise only seen by waitUntilFinish.
-        LOG.error("Weir job {} failed", jobName, cause);
+      if (completion.completeExceptionally(cause)) {
+        logFailure(cause); // if no container reported it through failing() first
       }
       stopAll();
       return;

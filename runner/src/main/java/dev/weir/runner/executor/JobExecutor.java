@@ -7,6 +7,7 @@ import dev.weir.runner.checkpoint.JobRestore;
 import dev.weir.runner.metrics.RunLoopMetrics;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.monitoring.JobMonitoring;
+import dev.weir.runner.monitoring.StreamStatus;
 import dev.weir.runner.stream.InProcessStream;
 import dev.weir.runner.task.StageTask;
 import dev.weir.runner.task.WeirTaskFactory;
@@ -119,6 +120,7 @@ public final class JobExecutor {
           "weir-state-sealer");
     }
     restore = JobRestore.open(plan, settings, containerCount);
+    List<StreamStatus> streamStatuses = new ArrayList<>();
     try {
       // A test stream controls time: a manual clock, and quiescence tracking so that it can wait
       // for the job to settle before each event. Other jobs pay nothing for either.
@@ -126,7 +128,9 @@ public final class JobExecutor {
       Quiescence quiescence = plan.hasTestStream() ? new Quiescence(containerCount) : null;
       Map<Integer, InProcessStream> streams = new HashMap<>();
       for (StreamPlan stream : plan.streams()) {
-        streams.put(stream.id(), new InProcessStream(stream, STREAM_PARTITION_CAPACITY));
+        InProcessStream inProcess = new InProcessStream(stream, STREAM_PARTITION_CAPACITY);
+        streams.put(stream.id(), inProcess);
+        streamStatuses.add(streamStatus(inProcess));
       }
       WeirTaskFactory factory = new WeirTaskFactory(plan, streams, settings, metrics, clock, quiescence);
       for (TaskName name : factory.taskNames()) {
@@ -155,8 +159,19 @@ public final class JobExecutor {
       throw e;
     }
     failures.setContainers(containers);
-    monitoring = new JobMonitoring(plan, settings, List.copyOf(containers), metrics, this::checkpointStats);
-    monitoring.start();
+    monitoring = new JobMonitoring(plan, settings, List.copyOf(containers), List.copyOf(streamStatuses), metrics,
+        this::checkpointStats);
+    try {
+      monitoring.start();
+    } catch (RuntimeException e) {
+      // No container thread started: release what start() took, as if the job never ran.
+      SealerQueue s = sealers;
+      if (s != null) {
+        s.close();
+      }
+      restore.close(false);
+      throw e;
+    }
     Path directory = restore.directory() == null ? null : restore.directory().directory();
     LOG.info("Weir job {} starting: {} stage(s) x partitions [{}], {} task(s) on {} container(s), "
             + "state backend {}{}", monitoring.jobName(), plan.stages().size(),
@@ -245,6 +260,47 @@ public final class JobExecutor {
     return tasks.size();
   }
 
+  /** How monitoring reads {@code stream}: its partitions' queue sizes (back-pressure). */
+  private static StreamStatus streamStatus(InProcessStream stream) {
+    StreamPlan plan = stream.plan();
+    return new StreamStatus() {
+      @Override
+      public String name() {
+        return plan.name();
+      }
+
+      @Override
+      public String kind() {
+        return plan.kind().name();
+      }
+
+      @Override
+      public String producerStage() {
+        return plan.producer().name();
+      }
+
+      @Override
+      public String consumerStage() {
+        return plan.consumer().name();
+      }
+
+      @Override
+      public int partitions() {
+        return stream.partitionCount();
+      }
+
+      @Override
+      public int queued(int partition) {
+        return stream.partition(partition).size();
+      }
+
+      @Override
+      public int capacity() {
+        return STREAM_PARTITION_CAPACITY;
+      }
+    };
+  }
+
   /** Whether every partition of every in-process stream is empty (all containers wait meanwhile). */
   private static boolean streamsEmpty(Map<Integer, InProcessStream> streams) {
     for (InProcessStream stream : streams.values()) {
@@ -295,8 +351,13 @@ public final class JobExecutor {
       LOG.info("Weir job {} checkpoints: {}", jobName, c.summary());
     }
     List<RunLoopMetrics.Snapshot> loops = runLoopMetrics();
-    for (int i = 0; i < loops.size(); i++) {
-      LOG.info("Weir job {} container {} run loop: {}", jobName, i, loops.get(i));
+    if (loops.stream().allMatch(loop -> loop.iterations() == 0)) {
+      // A job that failed while its containers opened (e.g. a restore that failed): no loop ran.
+      LOG.info("Weir job {}: no container ran its loop ({} container(s))", jobName, loops.size());
+    } else {
+      for (int i = 0; i < loops.size(); i++) {
+        LOG.info("Weir job {} container {} run loop: {}", jobName, i, loops.get(i));
+      }
     }
     JobMonitoring m;
     synchronized (this) {

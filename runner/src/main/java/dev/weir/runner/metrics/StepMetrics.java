@@ -7,6 +7,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BinaryOperator;
@@ -69,16 +70,19 @@ public final class StepMetrics {
     final MetricsContainerImpl attempted;
     /** The step's buffered cells in front of {@link #attempted}, or null; owning thread only. */
     final MetricsSwitch.StepCells cells;
+    /** The step's elements in and out in this task; null for a container filled outside any task. */
+    final ElementCounter elements;
     /** Taken when the task's bundle finished, published at the next commit; owning thread only. */
     MetricsContainerImpl staged;
     /** Written by the owning container thread only; null until the first commit. */
     volatile MetricsContainerImpl committed;
 
     Entry(String stepName, MetricsContainerImpl attempted, MetricsSwitch.StepCells cells,
-        MetricsContainerImpl committed) {
+        ElementCounter elements, MetricsContainerImpl committed) {
       this.stepName = stepName;
       this.attempted = attempted;
       this.cells = cells;
+      this.elements = elements;
       this.committed = committed;
     }
 
@@ -132,13 +136,14 @@ public final class StepMetrics {
      * @param stepName the PTransform's full name
      */
     public StepContainer containerFor(String stepName) {
-      Entry entry = new Entry(stepName, new MetricsContainerImpl(stepName), new MetricsSwitch.StepCells(true), null);
+      Entry entry = new Entry(stepName, new MetricsContainerImpl(stepName), new MetricsSwitch.StepCells(true),
+          new ElementCounter(), null);
       synchronized (StepMetrics.this) {
         entries.add(entry);
       }
       own.add(entry);
       committer.all.add(entry);
-      return new StepContainer(entry.attempted, entry.cells);
+      return new StepContainer(entry.attempted, entry.cells, entry.elements);
     }
 
     /**
@@ -232,9 +237,18 @@ public final class StepMetrics {
    * One task's instance of one step: the container of its attempted values and the buffered
    * cells through which the step's code updates it (pass both to the step's
    * {@code StepScope.step}). Values updated through {@code cells} reach {@code attempted} when the
-   * task's bundle finishes.
+   * task's bundle finishes. {@code elements} counts the step's elements in and out in this task
+   * (pass it to the step too).
    */
-  public record StepContainer(MetricsContainerImpl attempted, MetricsSwitch.StepCells cells) {}
+  public record StepContainer(MetricsContainerImpl attempted, MetricsSwitch.StepCells cells, ElementCounter elements) {}
+
+  /**
+   * Elements into and out of one PTransform, summed over its tasks.
+   *
+   * @param in elements the transform received
+   * @param out elements it emitted to consumers in its stage (each once, however many consumers)
+   */
+  public record ElementCount(long in, long out) {}
 
   /** Writes one value. */
   private interface ValueWriter<T> {
@@ -325,7 +339,30 @@ public final class StepMetrics {
    * @param stepName the PTransform's full name
    */
   public synchronized void register(String stepName, MetricsContainerImpl container) {
-    entries.add(new Entry(stepName, container, null, container));
+    entries.add(new Entry(stepName, container, null, null, container));
+  }
+
+  /**
+   * Elements in and out per PTransform (full name), summed over the tasks opened so far, in the
+   * order their tasks opened. Any thread, also while the job runs (each count is some recent
+   * value: see {@link ElementCounter}); O(tasks x steps).
+   */
+  public Map<String, ElementCount> elementCounts() {
+    List<Entry> snapshot;
+    synchronized (this) {
+      snapshot = new ArrayList<>(entries);
+    }
+    Map<String, long[]> sums = new LinkedHashMap<>();
+    for (Entry entry : snapshot) {
+      if (entry.elements != null) {
+        long[] sum = sums.computeIfAbsent(entry.stepName, k -> new long[2]);
+        sum[0] += entry.elements.elementsIn();
+        sum[1] += entry.elements.elementsOut();
+      }
+    }
+    Map<String, ElementCount> result = new LinkedHashMap<>();
+    sums.forEach((step, sum) -> result.put(step, new ElementCount(sum[0], sum[1])));
+    return result;
   }
 
   /**

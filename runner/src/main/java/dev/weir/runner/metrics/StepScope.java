@@ -53,7 +53,7 @@ public final class StepScope {
   /** A scope whose metrics, outside any step, go to a container nobody reads. */
   public StepScope() {
     this.metrics = new MetricsSwitch(new MetricsContainerImpl(null));
-    this.none = new Step(this, null, null, cellsFor(null));
+    this.none = new Step(this, null, null, cellsFor(null), new ElementCounter());
     this.current = none;
   }
 
@@ -65,7 +65,7 @@ public final class StepScope {
    *     its metrics nowhere (metrics disabled, or a node that runs no user code)
    */
   public Step step(String name, MetricsContainer metricsContainer) {
-    return new Step(this, name, metricsContainer, cellsFor(metricsContainer));
+    return new Step(this, name, metricsContainer, cellsFor(metricsContainer), new ElementCounter());
   }
 
   /**
@@ -74,9 +74,11 @@ public final class StepScope {
    * flushed when the task's bundle finishes.
    *
    * @param cells the cells through which this step's code updates {@code metricsContainer}
+   * @param elements the step's elements in and out, as its owner reads them
    */
-  public Step step(String name, MetricsContainer metricsContainer, MetricsSwitch.StepCells cells) {
-    return new Step(this, name, metricsContainer, cells);
+  public Step step(String name, MetricsContainer metricsContainer, MetricsSwitch.StepCells cells,
+      ElementCounter elements) {
+    return new Step(this, name, metricsContainer, cells, elements);
   }
 
   /**
@@ -135,12 +137,21 @@ public final class StepScope {
     private final MetricsContainer metricsContainer;
     /** The cells this step's code has updated, found without a lookup by name (MetricsSwitch). */
     private final MetricsSwitch.StepCells cells;
+    /** Elements into and out of this step; counted by the edges of the task's fused graph. */
+    private final ElementCounter elements;
 
-    private Step(StepScope scope, String name, MetricsContainer metricsContainer, MetricsSwitch.StepCells cells) {
+    private Step(StepScope scope, String name, MetricsContainer metricsContainer, MetricsSwitch.StepCells cells,
+        ElementCounter elements) {
       this.scope = scope;
       this.name = name;
       this.metricsContainer = metricsContainer;
       this.cells = cells;
+      this.elements = elements;
+    }
+
+    /** This step's elements in and out (counted by the task's edges; unread if nobody registered it). */
+    public ElementCounter elements() {
+      return elements;
     }
 
     /** The PTransform's full name (a writer's: its stream's name); null for "no step". */

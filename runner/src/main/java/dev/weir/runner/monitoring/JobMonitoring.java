@@ -32,12 +32,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running job's live metrics, off the run loop: registers the job's MBeans on the platform MBean
- * server at start (names and attributes: {@link WeirMXBeans}) and, with
- * {@code --metricsLogIntervalMs} above 0, logs a summary at INFO every interval on a daemon thread
- * of its own ({@code weir-metrics-log}), plus once more when the job ends. {@link #close()}
- * unregisters everything and stops the log. Samza's {@code JmxReporter} and its
- * {@code MetricsSnapshotReporter} (periodic) are the model; nothing here opens a socket.
+ * A running job's live metrics, off the run loop. At start it
+ * <ul>
+ *   <li>registers the job's MBeans on the platform MBean server (names and attributes:
+ *       {@link WeirMXBeans}; Samza's {@code JmxReporter} is the model);
+ *   <li>with {@code --metricsLogIntervalMs} above 0, logs a summary at INFO every interval on a
+ *       daemon thread of its own ({@code weir-metrics-log}), plus once more when the job ends
+ *       (Samza's periodic {@code MetricsSnapshotReporter} is the model);
+ *   <li>with {@code --metricsHttpPort}, serves {@code /metrics} for Prometheus and the live job
+ *       page ({@link MonitoringServer}); nothing listens otherwise;
+ *   <li>with Beam's {@code --metricsSink}, pushes the job's Beam metrics to it ({@link MetricsPush}).
+ * </ul>
+ * {@link #close()} stops all of them (after a last log and a last push).
  *
  * <p>Failures to register (another MBean under the same name despite the suffix, a security
  * manager) are logged as warnings and never fail the job.
@@ -58,6 +64,7 @@ public final class JobMonitoring implements AutoCloseable {
   private final JobPlan plan;
   private final WeirSettings settings;
   private final List<? extends ContainerStatus> containers;
+  private final List<? extends StreamStatus> streams;
   private final StepMetrics metrics;
   private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
   private final List<ObjectName> registered = new ArrayList<>();
@@ -69,21 +76,27 @@ public final class JobMonitoring implements AutoCloseable {
   /** The job's checkpoint statistics ({@link CheckpointStats#NONE}: no checkpoints); any thread. */
   private final Supplier<CheckpointStats> checkpointStats;
   private ScheduledExecutorService logger;
+  /** The monitoring HTTP server, or null without {@code --metricsHttpPort}. */
+  private MonitoringServer http;
+  /** The push to Beam's {@code --metricsSink}, or null without one. */
+  private MetricsPush push;
   private boolean closed;
   /** Summaries logged so far (for tests). */
   private final AtomicLong reportsLogged = new AtomicLong();
 
   /**
    * @param containers the job's containers, in container order
+   * @param streams the job's streams between stages (back-pressure), in plan order
    * @param metrics the job's Beam metrics (one MBean per PTransform with user metrics on)
    * @param checkpointStats the job's checkpoint statistics ({@link CheckpointStats#NONE} if it takes none)
    */
   public JobMonitoring(JobPlan plan, WeirSettings settings, List<? extends ContainerStatus> containers,
-      StepMetrics metrics, Supplier<CheckpointStats> checkpointStats) {
+      List<? extends StreamStatus> streams, StepMetrics metrics, Supplier<CheckpointStats> checkpointStats) {
     this.checkpointStats = checkpointStats;
     this.plan = plan;
     this.settings = settings;
     this.containers = containers;
+    this.streams = streams;
     this.metrics = metrics;
     Map<String, MBeanViews.TaskView> byName = new HashMap<>();
     for (ContainerStatus container : containers) {
@@ -122,7 +135,14 @@ public final class JobMonitoring implements AutoCloseable {
     return jobName;
   }
 
-  /** Registers the MBeans and starts the periodic log if asked for. */
+  /**
+   * Registers the MBeans and starts what the options ask for: the periodic log, the HTTP server,
+   * the push to a Beam metrics sink.
+   *
+   * @throws IllegalStateException if the HTTP server cannot listen (the port is in use), naming the
+   *     port and {@code --metricsHttpPort}; everything started is stopped again
+   * @throws IllegalArgumentException if {@code --metricsSink} cannot be built
+   */
   public synchronized void start() {
     String base = settings.pipelineOptions().getJobName();
     if (base == null || base.isBlank()) {
@@ -143,7 +163,9 @@ public final class JobMonitoring implements AutoCloseable {
             described(new MBeanViews.ContainerView(container, checkpointStats), WeirMXBeans.ContainerMXBean.class,
                 "A Weir container (one run-loop thread): phase times, commits, object cache, checkpoints",
                 Map.of("Checkpoints", "Checkpoints of the job completed (0 without checkpoints)",
-                    "LastCheckpointNs", "The last checkpoint's pause in ns")));
+                    "LastCheckpointNs", "The last checkpoint's pause in ns",
+                    "Commits", "State commits at commit points (object-cache flush and storage commit); stays 0 "
+                        + "in a job that takes checkpoints, whose state is committed by its checkpoints")));
       }
       for (MBeanViews.StageView stage : stages) {
         register(name("Stage", jobName, "stage", stage.name()), described(stage, WeirMXBeans.StageMXBean.class,
@@ -170,6 +192,27 @@ public final class JobMonitoring implements AutoCloseable {
       });
       logger.scheduleAtFixedRate(this::logReport, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
     }
+    try {
+      WeirSettings.MetricsHttp address = settings.metricsHttp();
+      if (address != null) {
+        String backend = settings.stateBackend().optionValue();
+        http = MonitoringServer.start(address.host(), address.port(),
+            new PrometheusMetrics(this::jobName, backend, startTimeMs, containers, stages, streams, metrics,
+                settings.metricsEnabled(), checkpointStats),
+            new JobPageData(plan, this::jobName, backend, startTimeMs, containers, stages, streams, metrics,
+                settings.metricsEnabled(), checkpointStats)::json);
+        LOG.info("Weir job {}: job page at {} and Prometheus metrics at {}metrics", jobName, http.url(), http.url());
+      }
+      push = MetricsPush.start(jobName, settings.pipelineOptions(), metrics);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  /** The monitoring HTTP server's address, e.g. {@code http://127.0.0.1:9464/}; null if none runs. */
+  public synchronized String httpUrl() {
+    return http == null ? null : http.url();
   }
 
   /** Unregisters the MBeans and stops the periodic log (after a last report). Idempotent. */
@@ -179,9 +222,15 @@ public final class JobMonitoring implements AutoCloseable {
       return;
     }
     closed = true;
+    if (http != null) {
+      http.close();
+    }
     if (logger != null) {
       logger.shutdownNow();
       logReport();
+    }
+    if (push != null) {
+      push.close();
     }
     for (ObjectName name : registered) {
       try {
@@ -196,6 +245,11 @@ public final class JobMonitoring implements AutoCloseable {
   /** The names of the MBeans registered now (for tests). */
   public synchronized List<ObjectName> registeredNames() {
     return List.copyOf(registered);
+  }
+
+  /** Pushes to Beam's {@code --metricsSink} so far; 0 without a sink (for tests). */
+  public synchronized long metricsPushes() {
+    return push == null ? 0 : push.pushes();
   }
 
   /** Summaries the periodic log wrote so far (for tests). Any thread. */
@@ -220,9 +274,11 @@ public final class JobMonitoring implements AutoCloseable {
     StringBuilder b = new StringBuilder("Weir metrics of job ").append(jobName).append(':');
     for (ContainerStatus container : containers) {
       MBeanViews.ContainerView c = new MBeanViews.ContainerView(container, checkpointStats);
-      b.append(String.format(Locale.ROOT, "%n  container-%d: iterations=%d utilization=%.3f commits=%d "
+      b.append(String.format(Locale.ROOT, "%n  container-%d: iterations=%d utilization=%.3f commits=%d%s "
               + "lastCommitMs=%.3f cache hits=%d misses=%d evictions=%d entries=%d bytes=%d dirty=%d",
-          container.id(), c.getIterations(), c.getUtilization(), c.getCommits(), c.getLastCommitNs() / 1e6,
+          container.id(), c.getIterations(), c.getUtilization(), c.getCommits(),
+          checkpointStats.get() == CheckpointStats.NONE ? "" : " (state is committed by checkpoints)",
+          c.getLastCommitNs() / 1e6,
           c.getCacheHits(), c.getCacheMisses(), c.getCacheEvictions(), c.getCacheEntries(), c.getCacheEstimatedBytes(),
           c.getCacheDirtyEntries()));
     }

@@ -19,8 +19,10 @@ import org.apache.beam.sdk.metrics.MetricResult;
 import org.apache.beam.sdk.metrics.StringSetResult;
 
 /**
- * The Beam user metrics of one PTransform as a JMX dynamic MBean: one read-only attribute per
- * metric, named {@code <namespace>:<name>}, with the metric's <em>attempted</em> value (every
+ * One PTransform as a JMX dynamic MBean: its elements in and out ({@code ElementsIn},
+ * {@code ElementsOut}: summed over its tasks, see {@link dev.weir.runner.metrics.ElementCounter};
+ * every transform has both, as Flink shows records in and out per operator), then its Beam user
+ * metrics, one read-only attribute per metric, named {@code <namespace>:<name>}, with the metric's <em>attempted</em> value (every
  * update so far, as {@code PipelineResult.metrics()} reports it). A counter is a {@code Long}; a
  * gauge its latest {@code Long}; a distribution four attributes ({@code .count}, {@code .sum},
  * {@code .min}, {@code .max}, each a {@code Long}); a string set its sorted values joined by
@@ -33,6 +35,8 @@ import org.apache.beam.sdk.metrics.StringSetResult;
  * <p>Threading: any thread (JMX's).
  */
 final class TransformMetricsMBean implements DynamicMBean {
+  static final String ELEMENTS_IN = "ElementsIn";
+  static final String ELEMENTS_OUT = "ElementsOut";
   private final StepMetrics metrics;
   private final String stepName;
 
@@ -44,6 +48,9 @@ final class TransformMetricsMBean implements DynamicMBean {
   /** The transform's metrics now, by attribute name, in a stable order. */
   Map<String, Object> values() {
     Map<String, Object> values = new LinkedHashMap<>();
+    StepMetrics.ElementCount elements = metrics.elementCounts().get(stepName);
+    values.put(ELEMENTS_IN, elements == null ? 0L : elements.in());
+    values.put(ELEMENTS_OUT, elements == null ? 0L : elements.out());
     MetricQueryResults all = metrics.results().allMetrics();
     for (MetricResult<Long> counter : all.getCounters()) {
       if (stepName.equals(counter.getKey().stepName())) {
@@ -115,10 +122,16 @@ final class TransformMetricsMBean implements DynamicMBean {
   public MBeanInfo getMBeanInfo() {
     List<MBeanAttributeInfo> attributes = new ArrayList<>();
     for (Map.Entry<String, Object> e : values().entrySet()) {
-      attributes.add(new MBeanAttributeInfo(e.getKey(), e.getValue().getClass().getName(),
-          "Beam metric " + e.getKey() + " of " + stepName + " (attempted)", true, false, false));
+      String description = switch (e.getKey()) {
+        case ELEMENTS_IN -> "Elements into " + stepName + " so far, over its tasks";
+        case ELEMENTS_OUT -> "Elements " + stepName + " emitted to its consumers so far, over its tasks";
+        default -> "Beam metric " + e.getKey() + " of " + stepName + " (attempted)";
+      };
+      attributes.add(new MBeanAttributeInfo(e.getKey(), e.getValue().getClass().getName(), description,
+          true, false, false));
     }
-    return new MBeanInfo(getClass().getName(), "Beam user metrics of the PTransform '" + stepName + "'",
+    return new MBeanInfo(getClass().getName(), "Elements in and out and Beam user metrics of the PTransform '"
+        + stepName + "'",
         attributes.toArray(new MBeanAttributeInfo[0]), null, null, null);
   }
 }

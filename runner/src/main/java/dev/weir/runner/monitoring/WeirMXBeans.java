@@ -115,7 +115,10 @@ public final class WeirMXBeans {
     /** Cumulative ns idling (spin, yield, park) after iterations without work. */
     long getIdleNs();
 
-    /** State commits (object-cache flush plus atomic storage commit). */
+    /**
+     * State commits (object-cache flush plus atomic storage commit) at commit points; 0 in a job
+     * that takes checkpoints, whose state is committed by its checkpoints ({@link #getCheckpoints()}).
+     */
     long getCommits();
 
     /** Cumulative ns in state commits. */

@@ -1,7 +1,8 @@
 package dev.weir.runner.task;
 
-import dev.weir.runner.operators.FailureContext;
+import dev.weir.runner.metrics.ElementCounter;
 import dev.weir.runner.metrics.StepScope;
+import dev.weir.runner.operators.FailureContext;
 
 import dev.weir.runner.operators.Receiver;
 import org.apache.beam.sdk.values.WindowedValue;
@@ -11,7 +12,9 @@ import org.apache.beam.sdk.values.WindowedValue;
  * element passed along the edge runs with the consumer's metrics container current and inside
  * its span segment, and the caller's step resumes when it returns. One extra call per element and
  * edge, a few field writes, no allocation. A failure is rethrown as is, with the consuming
- * transform's name attached to the user's exception ({@link FailureContext}).
+ * transform's name attached to the user's exception ({@link FailureContext}). Each element counts
+ * in for the consumer and, on the producer's first edge of an output, out for the producer
+ * ({@link ElementCounter}: an opaque write each, owned by this task's thread).
  *
  * <p>Threading: the owning task's container thread only.
  */
@@ -19,15 +22,26 @@ final class SpannedReceiver implements Receiver {
   private final Receiver target;
   private final StepScope.Step step;
   private final StepScope scope;
+  private final ElementCounter in;
+  /** The producer's counter; a private, never read one where this edge does not count its output. */
+  private final ElementCounter out;
 
-  SpannedReceiver(Receiver target, StepScope.Step step, StepScope scope) {
+  /**
+   * @param producerOut the producing step's counter, if this edge counts its output (the first
+   *     consumer of an output); null for an edge that does not (further consumers, a task's input)
+   */
+  SpannedReceiver(Receiver target, StepScope.Step step, StepScope scope, ElementCounter producerOut) {
     this.target = target;
     this.step = step;
     this.scope = scope;
+    this.in = step.elements();
+    this.out = producerOut != null ? producerOut : new ElementCounter();
   }
 
   @Override
   public void accept(WindowedValue<?> element) {
+    out.countOut();
+    in.countIn();
     StepScope.Step previous = scope.enter(step);
     try {
       target.accept(element);
@@ -40,6 +54,8 @@ final class SpannedReceiver implements Receiver {
 
   @Override
   public void acceptKeyed(byte[] keyBytes, WindowedValue<?> element) {
+    out.countOut();
+    in.countIn();
     StepScope.Step previous = scope.enter(step);
     try {
       target.acceptKeyed(keyBytes, element);

@@ -125,7 +125,7 @@ final class StageGraph {
     for (NodeSpec node : stage.nodes()) {
       if (metricsEnabled && node.writesTo() == null) {
         StepMetrics.StepContainer metrics = taskMetrics.containerFor(node.stepName());
-        steps[node.index()] = scope.step(tags[node.index()], metrics.attempted(), metrics.cells());
+        steps[node.index()] = scope.step(tags[node.index()], metrics.attempted(), metrics.cells(), metrics.elements());
       } else {
         steps[node.index()] = scope.step(tags[node.index()], null);
       }
@@ -146,7 +146,9 @@ final class StageGraph {
         Receiver[] receivers = new Receiver[targets.size()];
         for (int i = 0; i < receivers.length; i++) {
           int target = targets.get(i);
-          receivers[i] = new SpannedReceiver(operators[target], steps[target], scope);
+          // The producer's "out" is counted on its first edge only: once per element emitted.
+          receivers[i] = new SpannedReceiver(operators[target], steps[target], scope,
+              i == 0 ? steps[node.index()].elements() : null);
         }
         outputs.put(e.getKey(), CoderRoundTrip.wrap(node.roundTripCoder(e.getKey()), Receiver.fanOut(receivers)));
       }
@@ -159,7 +161,7 @@ final class StageGraph {
     }
     for (TaskInput input : inputs) {
       if (input.sideConsumer == null) {
-        input.entry = new SpannedReceiver(input.entry, steps[input.entryNode], scope);
+        input.entry = new SpannedReceiver(input.entry, steps[input.entryNode], scope, null);
       }
     }
   }
