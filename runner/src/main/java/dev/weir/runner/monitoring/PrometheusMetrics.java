@@ -60,9 +60,10 @@ import org.apache.beam.sdk.metrics.MetricResult;
  *       and {@code weir_stream_capacity_messages}, the back-pressure signal ({@link StreamStatus});
  *   <li>PTransform ({@code job}, {@code transform}): {@code weir_transform_elements_in_total} and
  *       {@code _out_total}, and every Beam user metric with labels {@code namespace} and
- *       {@code name}: counters as {@code weir_user_counter_total}, distributions as the summary
+ *       {@code name}: counters as {@code weir_user_metric_total}, distributions as the summary
  *       {@code weir_user_distribution} (count and sum) plus gauges {@code weir_user_distribution_min}
- *       and {@code _max}, gauges as {@code weir_user_gauge}. Values are Beam's <em>attempted</em>
+ *       and {@code _max}, gauges as {@code weir_user_value} (names that do not repeat their type, as
+ *       {@code promtool check metrics} asks). Values are Beam's <em>attempted</em>
  *       values, as {@code PipelineResult.metrics()} reports them while the job runs. String sets and
  *       bounded tries have no number and are left out.
  * </ul>
@@ -275,7 +276,7 @@ final class PrometheusMetrics implements MultiCollector {
     MetricQueryResults user = metrics.results().allMetrics();
     List<MetricResult<Long>> counters = new ArrayList<>();
     user.getCounters().forEach(counters::add);
-    counter(out, "weir_user_counter", null, "A Beam counter (attempted value)", counters,
+    counter(out, "weir_user_metric", null, "A Beam counter (attempted value)", counters,
         r -> userLabels(job, r), MetricResult::getAttempted);
     List<MetricResult<DistributionResult>> distributions = new ArrayList<>();
     user.getDistributions().forEach(distributions::add);
@@ -294,7 +295,7 @@ final class PrometheusMetrics implements MultiCollector {
         d -> userLabels(job, d), d -> d.getAttempted().getMax());
     List<MetricResult<GaugeResult>> gauges = new ArrayList<>();
     user.getGauges().forEach(gauges::add);
-    gauge(out, "weir_user_gauge", null, "A Beam gauge's latest value (attempted)", gauges,
+    gauge(out, "weir_user_value", null, "A Beam gauge's latest value (attempted)", gauges,
         g -> userLabels(job, g), g -> g.getAttempted().getValue());
   }
 

@@ -110,7 +110,8 @@ class JobMonitoringTest {
           .contains("Weir metrics of job " + job)
           .contains("container-0: iterations=")
           .contains(lastStage + " [2 partition(s)]: in=")
-          .contains("'Counted/ParMultiDo(Counted)': {test:elements=");
+          .contains("'Counted/ParMultiDo(Counted)': {ElementsIn=")
+          .contains("test:elements=");
     } finally {
       executor.cancel();
     }
@@ -160,6 +161,9 @@ class JobMonitoringTest {
 
       assertThat((long) attribute(source, "EventsOut")).as("events out of the source stage").isEqualTo(ELEMENTS + 1);
       assertThat((long) attribute(counted, "test:elements")).as("the user counter").isEqualTo(ELEMENTS + 1);
+      assertThat((long) attribute(counted, "ElementsIn")).as("elements into the transform").isEqualTo(ELEMENTS + 1);
+      assertThat((long) attribute(counted, "ElementsOut")).as("elements out of it, to the gate's stage")
+          .isEqualTo(ELEMENTS + 1);
       assertThat((long) attribute(gate, "EventsIn")).as("events in: the held element's bundle is open")
           .isEqualTo(ELEMENTS);
       assertThat((long) attribute(gate, "InputWatermarkMs")).as("the watermark the test stream set")
