@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Renders a report of 15 queries x 3 runners (two results files and a sweep) in headless Chromium
- * (Debian's {@code chromium}; {@code scripts/install-chromium.sh} installs it), keeps a screenshot
+ * (Debian's {@code chromium}; {@code scripts/install-test-tools.sh} installs it), keeps a screenshot
  * as {@code target/report-screenshot.png}, and checks from the rendered DOM that every chart drew
  * (the page's own self-check) and every query label is on the throughput chart.
  *
@@ -34,7 +34,7 @@ class ReportBrowserIT {
   static void findChromium() throws Exception {
     chromium = which("chromium");
     if (chromium == null) {
-      Path script = Path.of("..", "scripts", "install-chromium.sh");
+      Path script = Path.of("..", "scripts", "install-test-tools.sh");
       if (Files.isExecutable(script)) {
         new ProcessBuilder(script.toString()).inheritIO().start().waitFor(10, TimeUnit.MINUTES);
       }

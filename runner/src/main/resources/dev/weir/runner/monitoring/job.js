@@ -128,15 +128,15 @@
     charts.graph.setOption({
       tooltip: {},
       series: [{
-        type: 'graph', layout: 'none', roam: true, symbol: 'roundRect', symbolSize: [170, 48],
-        label: { show: true, color: '#fff', fontSize: 12 },
+        type: 'graph', layout: 'none', roam: true, symbol: 'roundRect', symbolSize: [180, 60],
+        label: { show: true, color: '#fff', fontSize: 12, lineHeight: 18 },
         edgeSymbol: ['none', 'arrow'], edgeSymbolSize: 9,
         data: nodes, links: links
       }]
     }, true);
   }
 
-  function lines(chart, series, unit) {
+  function lines(chart, series, unit, axisFormat) {
     var names = {};
     history.forEach(function (h) { Object.keys(h[series]).forEach(function (n) { names[n] = true; }); });
     var list = Object.keys(names);
@@ -145,7 +145,7 @@
       legend: { type: 'scroll', top: 0 },
       grid: { left: 56, right: 16, top: 36, bottom: 28 },
       xAxis: { type: 'time' },
-      yAxis: { type: 'value', name: unit, axisLabel: { formatter: function (v) { return fmt(v, 1); } } },
+      yAxis: { type: 'value', name: unit, axisLabel: { formatter: axisFormat } },
       series: list.map(function (n) {
         return {
           name: n, type: 'line', showSymbol: false,
@@ -265,8 +265,8 @@
       + doc.stages.length + ' stages · ' + doc.containers.length + ' containers · state ' + doc.stateBackend;
     tiles(doc, dt);
     graph(doc, stageRates);
-    lines(charts.rates, 'rates', 'events/s');
-    lines(charts.lag, 'lags', 'seconds');
+    lines(charts.rates, 'rates', 'events/s', function (v) { return fmt(v); });
+    lines(charts.lag, 'lags', 'lag', function (v) { return duration(v * 1000); });
     phases(doc, dt);
     checkpoints(doc);
     stageTable(doc, dt);

@@ -148,8 +148,15 @@ class MonitoringHttpTest {
     return WeirSettings.from(PipelineOptionsFactory.fromArgs(args).as(WeirPipelineOptions.class));
   }
 
-  /** A streaming job on RocksDB with checkpoints: generated numbers, counted, keyed, windowed, counted per key. */
   private JobExecutor start(String job, String... extra) {
+    return startJob(state, job, extra);
+  }
+
+  /**
+   * Starts a streaming job on RocksDB in {@code state}, with checkpoints every 500 ms: generated
+   * numbers (5,000/s), counted ({@code test:counted}), keyed, windowed, counted per key.
+   */
+  static JobExecutor startJob(Path state, String job, String... extra) {
     String[] args = {"--runner=WeirRunner", "--streaming=true", "--parallelism=2", "--containers=2",
         "--stateBackend=ROCKSDB", "--stateDirectory=" + state, "--jobName=" + job,
         "--checkpointingIntervalMs=500"};
