@@ -1,6 +1,7 @@
 package dev.weir.runner;
 
 import dev.weir.state.StateBackend;
+import org.apache.beam.sdk.metrics.MetricsOptions;
 import org.apache.beam.sdk.options.Default;
 import org.apache.beam.sdk.options.DefaultValueFactory;
 import org.apache.beam.sdk.options.Description;
@@ -17,9 +18,13 @@ import org.apache.beam.sdk.options.StreamingOptions;
  * range fails there with an {@link IllegalArgumentException} naming the option and what is
  * allowed. Translator and executor read the resulting {@link WeirSettings}, never these getters.
  *
+ * <p>Beam's {@link MetricsOptions} are Weir's too ({@code --metricsSink}, {@code --metricsPushPeriod}
+ * and the sinks' own options), as they are the Flink runner's: the job pushes its Beam metrics to
+ * the sink ({@code monitoring.MetricsPush}).
+ *
  * <p>Threading: an options proxy is read on the submitting thread, once, at {@code run()}.
  */
-public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions {
+public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, MetricsOptions {
 
   @Description("Number of partitions of every shuffled stage (tasks per stage after a GroupByKey), at "
       + "least 1. Source stages get one partition per split the source returns when asked for this many "

@@ -179,7 +179,7 @@ class MonitoringHttpTest {
   }
 
   /** Passes every element on and counts it in the Beam counter {@code test:counted}. */
-  static final class Counted extends DoFn<Long, Long> {
+  public static final class Counted extends DoFn<Long, Long> {
     private final Counter counted = Metrics.counter("test", "counted");
 
     @ProcessElement
