@@ -3,6 +3,9 @@ package dev.weir.runner.executor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
@@ -80,5 +83,43 @@ class FailureCoordinatorTest {
     coordinator.loopEnded(false); // the other container failed or was stopped: it does not wait
     assertThat(returned.await(10, TimeUnit.SECONDS)).isTrue();
     waiting.join();
+  }
+
+  @Test
+  void aFailureIsLoggedOnce_beforeTheJobsEndLogsItsSummaries() {
+    PrintStream original = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    List<Boolean> loggedBeforeEnd = new ArrayList<>();
+    FailureCoordinator failing = new FailureCoordinator("job-x", new CompletableFuture<>(),
+        normal -> loggedBeforeEnd.add(captured.toString(StandardCharsets.UTF_8).contains("Weir job job-x failed")));
+    failing.setContainers(List.of(stops::incrementAndGet, stops::incrementAndGet));
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try {
+      RuntimeException boom = new RuntimeException("boom");
+      failing.failing(boom);
+      failing.exited(boom);
+      failing.exited(null);
+    } finally {
+      System.setErr(original);
+    }
+    assertThat(loggedBeforeEnd).as("the ERROR line came before the job's end ran").containsExactly(true);
+    assertThat(captured.toString(StandardCharsets.UTF_8).split("Weir job job-x failed", -1)).as("logged once")
+        .hasSize(2);
+  }
+
+  @Test
+  void aCancelledJob_logsNoFailure() {
+    PrintStream original = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    containers(1);
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try {
+      completion.completeExceptionally(new CancellationException("cancelled"));
+      coordinator.failing(new IllegalStateException("interrupted by the cancel"));
+      coordinator.exited(new IllegalStateException("interrupted by the cancel"));
+    } finally {
+      System.setErr(original);
+    }
+    assertThat(captured.toString(StandardCharsets.UTF_8)).doesNotContain("failed");
   }
 }

@@ -103,6 +103,8 @@ class JobPageBrowserIT {
       assertThat(html("checkpoints")).contains("<path");
       assertThat(text("status")).startsWith("live");
 
+      // For the docs' screenshot: -Dweir.jobPage.holdSeconds=30 lets the charts fill first.
+      Thread.sleep(TimeUnit.SECONDS.toMillis(Long.getLong("weir.jobPage.holdSeconds", 0)));
       byte[] png = ((ChromeDriver) browser).getScreenshotAs(OutputType.BYTES);
       Path shot = Path.of("target", "job-page-screenshot.png");
       Files.createDirectories(shot.getParent());
