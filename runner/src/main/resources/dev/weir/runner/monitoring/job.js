@@ -66,7 +66,7 @@
     var maxLag = null;
     doc.stages.forEach(function (s) {
       if (s.inputWatermarkMs !== null) {
-        var lag = (doc.nowMs - s.inputWatermarkMs) / 1000;
+        var lag = Math.max(0, (doc.nowMs - s.inputWatermarkMs) / 1000); // a source's watermark may lead the clock by a hair
         maxLag = maxLag === null ? lag : Math.max(maxLag, lag);
       }
     });
@@ -204,13 +204,13 @@
       rows.push('<tr class="stage" data-stage="' + esc(s.name) + '"><td class="name">' + esc(s.name) + ' <span class="fused">'
         + esc(s.transforms.join(' → ')) + '</span></td><td></td><td>' + fmt(rate(s, ps, 'eventsIn', dt)) + '</td><td>'
         + fmt(rate(s, ps, 'eventsOut', dt)) + '</td><td>' + fmt(s.eventsIn) + '</td><td>'
-        + (s.inputWatermarkMs === null ? '–' : duration(doc.nowMs - s.inputWatermarkMs)) + '</td><td>'
+        + (s.inputWatermarkMs === null ? '–' : duration(Math.max(0, doc.nowMs - s.inputWatermarkMs))) + '</td><td>'
         + (s.outputWatermarkMs === null ? '–' : new Date(s.outputWatermarkMs).toISOString().substring(11, 19)) + '</td></tr>');
       var pt = ps ? byName(ps.tasks) : {};
       s.tasks.forEach(function (t) {
         rows.push('<tr><td class="name">&nbsp;&nbsp;' + esc(t.name) + '</td><td>' + t.container + '</td><td>'
           + fmt(rate(t, pt[t.name], 'eventsIn', dt)) + '</td><td>' + fmt(rate(t, pt[t.name], 'eventsOut', dt)) + '</td><td>'
-          + fmt(t.eventsIn) + '</td><td>' + (t.inputWatermarkMs === null ? '–' : duration(doc.nowMs - t.inputWatermarkMs))
+          + fmt(t.eventsIn) + '</td><td>' + (t.inputWatermarkMs === null ? '–' : duration(Math.max(0, doc.nowMs - t.inputWatermarkMs)))
           + '</td><td>' + (t.outputWatermarkMs === null ? '–' : new Date(t.outputWatermarkMs).toISOString().substring(11, 19))
           + '</td></tr>');
       });
