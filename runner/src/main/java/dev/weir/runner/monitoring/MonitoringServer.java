@@ -40,7 +40,7 @@ import org.apache.beam.sdk.annotations.Internal;
  */
 @Internal
 public final class MonitoringServer implements AutoCloseable {
-  private static final String ECHARTS = "META-INF/resources/webjars/echarts/";
+  private static final String ECHARTS_PREFIX = "META-INF/resources/webjars/echarts/";
 
   private final HttpServer server;
   private final ExecutorService executor;
@@ -75,14 +75,11 @@ public final class MonitoringServer implements AutoCloseable {
     registry.register(metrics);
     server.createContext("/metrics", readOnly(new MetricsHandler(registry)));
     server.createContext("/api/job", readOnly(exchange -> send(exchange, 200, "application/json", pageData.get())));
-    byte[] page = resource(MonitoringServer.class, "job.html");
-    byte[] script = resource(MonitoringServer.class, "job.js");
-    byte[] echarts = resource(MonitoringServer.class, ECHARTS + echartsVersion() + "/echarts.min.js");
     server.createContext("/", readOnly(exchange -> {
       switch (exchange.getRequestURI().getPath()) {
-        case "/", "/index.html" -> send(exchange, 200, "text/html; charset=utf-8", page);
-        case "/job.js" -> send(exchange, 200, "text/javascript; charset=utf-8", script);
-        case "/echarts.min.js" -> send(exchange, 200, "text/javascript; charset=utf-8", echarts);
+        case "/", "/index.html" -> send(exchange, 200, "text/html; charset=utf-8", Page.HTML);
+        case "/job.js" -> send(exchange, 200, "text/javascript; charset=utf-8", Page.SCRIPT);
+        case "/echarts.min.js" -> send(exchange, 200, "text/javascript; charset=utf-8", Page.ECHARTS);
         default -> send(exchange, 404, "text/plain; charset=utf-8",
             "Not found. This server has /, /metrics and /api/job.\n".getBytes(StandardCharsets.UTF_8));
       }
@@ -109,11 +106,23 @@ public final class MonitoringServer implements AutoCloseable {
     return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + address.getPort() + "/";
   }
 
-  /** Stops listening; a request in progress gets up to 1 s to finish. Idempotent. */
+  /**
+   * Stops listening at once; a request in progress is cut off. Idempotent. (The JDK's
+   * {@code HttpServer.stop(n)} waits the full {@code n} seconds for open exchanges whether or not
+   * there are any, and this runs as the job ends, before it completes: a grace period would delay
+   * every job's completion by that much.)
+   */
   @Override
   public void close() {
-    server.stop(1);
+    server.stop(0);
     executor.shutdownNow();
+  }
+
+  /** The page's files, read from the classpath once per JVM, when the first server serves one. */
+  private static final class Page {
+    static final byte[] HTML = resource(MonitoringServer.class, "job.html");
+    static final byte[] SCRIPT = resource(MonitoringServer.class, "job.js");
+    static final byte[] ECHARTS = resource(MonitoringServer.class, ECHARTS_PREFIX + echartsVersion() + "/echarts.min.js");
   }
 
   /** {@code handler} for GET and HEAD; 405 for any other method. */
