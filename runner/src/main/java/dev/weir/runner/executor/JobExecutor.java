@@ -56,9 +56,12 @@ import org.slf4j.LoggerFactory;
  * events advance once the job is quiescent ({@link Quiescence}).
  *
  * <p>Monitoring: {@link #start()} logs one INFO line (job name, stages x partitions, tasks,
- * containers, state backend and directory) and registers the job's JMX MBeans (with
- * {@code --metricsLogIntervalMs}, also a periodic metrics log: {@link JobMonitoring}); the last
- * container to exit unregisters them, before the job completes.
+ * containers, state backend and directory) and starts the job's {@link JobMonitoring}: its JMX
+ * MBeans, and as the options ask a periodic metrics log, the monitoring HTTP server (Prometheus,
+ * the job page; a port in use fails the start, before any container thread runs) and the push to
+ * a Beam metrics sink. It reads the containers and the in-process streams through read-only
+ * views ({@link StreamStatus} for back-pressure). The last container to exit stops all of it,
+ * before the job completes.
  *
  * <p>Threading: {@link #start()} once from the submitting thread; {@link #cancel()},
  * {@link #metrics()} and {@link #completion()} from any thread.

@@ -23,9 +23,10 @@ import org.apache.beam.sdk.annotations.Internal;
  *       stage's tasks ({@link StageMXBean});
  *   <li>{@code dev.weir:type=Task,job=<job>,stage=stage-<n>,partition=<p>}: one per task
  *       ({@link TaskMXBean});
- *   <li>{@code dev.weir:type=Transform,job=<job>,transform=<quoted full name>}: the Beam user
- *       metrics of one PTransform, one attribute per metric (a dynamic MBean, see
- *       {@code TransformMetricsMBean}); only with {@code --metricsEnabled}.
+ *   <li>{@code dev.weir:type=Transform,job=<job>,transform=<quoted full name>}: one PTransform's
+ *       elements in and out ({@code ElementsIn}, {@code ElementsOut}) and its Beam user metrics,
+ *       one attribute per metric (a dynamic MBean, see {@code TransformMetricsMBean}); only with
+ *       {@code --metricsEnabled}.
  * </ul>
  *
  * <p>Reading is cheap and never blocks the run loop: every attribute is read from counters the
