@@ -197,7 +197,7 @@ public final class JobMonitoring implements AutoCloseable {
       if (address != null) {
         String backend = settings.stateBackend().optionValue();
         http = MonitoringServer.start(address.host(), address.port(),
-            new PrometheusMetrics(this::jobName, backend, startTimeMs, containers, stages, streams, metrics,
+            new PrometheusMetrics(jobName, backend, startTimeMs, containers, stages, streams, metrics,
                 settings.metricsEnabled(), checkpointStats),
             new JobPageData(plan, this::jobName, backend, startTimeMs, containers, stages, streams, metrics,
                 settings.metricsEnabled(), checkpointStats)::json);

@@ -22,11 +22,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.metrics.DistributionResult;
 import org.apache.beam.sdk.metrics.GaugeResult;
+import org.apache.beam.sdk.metrics.MetricKey;
 import org.apache.beam.sdk.metrics.MetricQueryResults;
 import org.apache.beam.sdk.metrics.MetricResult;
 
@@ -70,12 +72,25 @@ import org.apache.beam.sdk.metrics.MetricResult;
  *
  * <p>Cost: nothing on the run loop. A scrape reads opaque counters the loops keep anyway and merges
  * the job's Beam metrics ({@link StepMetrics#results()}, O(tasks x metrics)) on the scraping thread.
+ * The label sets of containers, tasks, streams, PTransforms and Beam metrics never change during a
+ * job, so each is built once (client_java checks label names and sorts them when a set is built),
+ * not per scrape.
  *
  * <p>Threading: {@link #collect()} from any thread, concurrently; no state of its own.
  */
 @Internal
 final class PrometheusMetrics implements MultiCollector {
-  private final Supplier<String> jobName;
+  private final String job;
+  /** Labels that stay the same for the job's life, built once (label names checked, values sorted). */
+  private final Labels jobLabels;
+  private final Labels[] containerLabels;
+  /** Per stage, per task (as {@code stages} lists them). */
+  private final Labels[][] taskLabels;
+  /** Per stream, per partition. */
+  private final Labels[][] streamLabels;
+  /** Per PTransform full name, and per Beam metric; filled as they first appear. */
+  private final Map<String, Labels> transformLabels = new ConcurrentHashMap<>();
+  private final Map<MetricKey, Labels> userLabels = new ConcurrentHashMap<>();
   private final String stateBackend;
   private final long startTimeMs;
   private final List<? extends ContainerStatus> containers;
@@ -85,11 +100,36 @@ final class PrometheusMetrics implements MultiCollector {
   private final boolean metricsEnabled;
   private final Supplier<CheckpointStats> checkpoints;
 
-  PrometheusMetrics(Supplier<String> jobName, String stateBackend, long startTimeMs,
+  /** @param job the job's name, the {@code job} label of every series */
+  PrometheusMetrics(String job, String stateBackend, long startTimeMs,
       List<? extends ContainerStatus> containers, List<MBeanViews.StageView> stages,
       List<? extends StreamStatus> streams, StepMetrics metrics, boolean metricsEnabled,
       Supplier<CheckpointStats> checkpoints) {
-    this.jobName = jobName;
+    this.job = job;
+    this.jobLabels = Labels.of("job", job);
+    this.containerLabels = new Labels[containers.size()];
+    for (int c = 0; c < containerLabels.length; c++) {
+      containerLabels[c] = Labels.of("job", job, "container", Integer.toString(containers.get(c).id()));
+    }
+    this.taskLabels = new Labels[stages.size()][];
+    for (int s = 0; s < taskLabels.length; s++) {
+      MBeanViews.StageView stage = stages.get(s);
+      taskLabels[s] = new Labels[stage.tasks().size()];
+      for (int t = 0; t < taskLabels[s].length; t++) {
+        MBeanViews.TaskView task = stage.tasks().get(t);
+        taskLabels[s][t] = Labels.of("job", job, "stage", stage.name(), "task", task.getTaskName(), "container",
+            Integer.toString(task.getContainer()));
+      }
+    }
+    this.streamLabels = new Labels[streams.size()][];
+    for (int i = 0; i < streamLabels.length; i++) {
+      StreamStatus stream = streams.get(i);
+      streamLabels[i] = new Labels[stream.partitions()];
+      for (int p = 0; p < streamLabels[i].length; p++) {
+        streamLabels[i][p] = Labels.of("job", job, "stream", stream.name(), "from_stage", stream.producerStage(),
+            "to_stage", stream.consumerStage(), "partition", Integer.toString(p));
+      }
+    }
     this.stateBackend = stateBackend;
     this.startTimeMs = startTimeMs;
     this.containers = containers;
@@ -102,21 +142,20 @@ final class PrometheusMetrics implements MultiCollector {
 
   @Override
   public MetricSnapshots collect() {
-    String job = jobName.get();
     MetricSnapshots.Builder out = MetricSnapshots.builder();
     long nowMs = System.currentTimeMillis();
-    jobFamilies(out, job);
-    containerFamilies(out, job);
-    taskFamilies(out, job, nowMs);
-    streamFamilies(out, job);
+    jobFamilies(out);
+    containerFamilies(out);
+    taskFamilies(out, nowMs);
+    streamFamilies(out);
     if (metricsEnabled) {
-      transformFamilies(out, job);
+      transformFamilies(out);
     }
     return out.build();
   }
 
-  private void jobFamilies(MetricSnapshots.Builder out, String job) {
-    Labels labels = Labels.of("job", job);
+  private void jobFamilies(MetricSnapshots.Builder out) {
+    Labels labels = jobLabels;
     out.metricSnapshot(InfoSnapshot.builder().name("weir_job").help("A Weir job; its state backend as a label")
         .dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder()
             .labels(labels.add("state_backend", stateBackend)).build()).build());
@@ -150,11 +189,11 @@ final class PrometheusMetrics implements MultiCollector {
   private record ContainerRead(Labels labels, RunLoopMetrics.Snapshot loop, ContainerCommit.CommitStats commits,
       ObjectCacheStats cache) {}
 
-  private void containerFamilies(MetricSnapshots.Builder out, String job) {
+  private void containerFamilies(MetricSnapshots.Builder out) {
     List<ContainerRead> reads = new ArrayList<>(containers.size());
-    for (ContainerStatus container : containers) {
-      reads.add(new ContainerRead(Labels.of("job", job, "container", Integer.toString(container.id())),
-          container.runLoop(), container.commits(), container.cache()));
+    for (int c = 0; c < containers.size(); c++) {
+      ContainerStatus container = containers.get(c);
+      reads.add(new ContainerRead(containerLabels[c], container.runLoop(), container.commits(), container.cache()));
     }
     counter(out, "weir_run_loop_iterations", null, "Run-loop iterations of the container", reads,
         ContainerRead::labels, r -> r.loop().iterations());
@@ -209,12 +248,13 @@ final class PrometheusMetrics implements MultiCollector {
   private record TaskRead(Labels labels, long in, long out, long bundles, long lastBundle, long maxBundle,
       long inputWatermarkMs, long outputWatermarkMs) {}
 
-  private void taskFamilies(MetricSnapshots.Builder out, String job, long nowMs) {
+  private void taskFamilies(MetricSnapshots.Builder out, long nowMs) {
     List<TaskRead> reads = new ArrayList<>();
-    for (MBeanViews.StageView stage : stages) {
-      for (MBeanViews.TaskView task : stage.tasks()) {
-        reads.add(new TaskRead(Labels.of("job", job, "stage", stage.name(), "task", task.getTaskName(),
-            "container", Integer.toString(task.getContainer())), task.getEventsIn(), task.getEventsOut(),
+    for (int s = 0; s < stages.size(); s++) {
+      List<MBeanViews.TaskView> tasks = stages.get(s).tasks();
+      for (int t = 0; t < tasks.size(); t++) {
+        MBeanViews.TaskView task = tasks.get(t);
+        reads.add(new TaskRead(taskLabels[s][t], task.getEventsIn(), task.getEventsOut(),
             task.getBundles(), task.getLastBundleSize(), task.getMaxBundleSize(), task.getInputWatermarkMs(),
             task.getOutputWatermarkMs()));
       }
@@ -245,16 +285,16 @@ final class PrometheusMetrics implements MultiCollector {
     return watermarkMs > StageWatermarks.MIN_WATERMARK_MS && watermarkMs < StageWatermarks.MAX_WATERMARK_MS;
   }
 
-  private void streamFamilies(MetricSnapshots.Builder out, String job) {
+  private void streamFamilies(MetricSnapshots.Builder out) {
     GaugeSnapshot.Builder queued = GaugeSnapshot.builder().name("weir_stream_queued_messages")
         .help("Messages queued in a partition of a stream between two stages; near capacity, its producers "
             + "are back-pressured");
     GaugeSnapshot.Builder capacity = GaugeSnapshot.builder().name("weir_stream_capacity_messages")
         .help("The most messages a partition of the stream holds before its producers wait");
-    for (StreamStatus stream : streams) {
-      for (int p = 0; p < stream.partitions(); p++) {
-        Labels labels = Labels.of("job", job, "stream", stream.name(), "from_stage", stream.producerStage(),
-            "to_stage", stream.consumerStage(), "partition", Integer.toString(p));
+    for (int i = 0; i < streams.size(); i++) {
+      StreamStatus stream = streams.get(i);
+      for (int p = 0; p < streamLabels[i].length; p++) {
+        Labels labels = streamLabels[i][p];
         queued.dataPoint(GaugeDataPointSnapshot.builder().labels(labels).value(stream.queued(p)).build());
         capacity.dataPoint(GaugeDataPointSnapshot.builder().labels(labels).value(stream.capacity()).build());
       }
@@ -263,10 +303,10 @@ final class PrometheusMetrics implements MultiCollector {
     out.metricSnapshot(capacity.build());
   }
 
-  private void transformFamilies(MetricSnapshots.Builder out, String job) {
+  private void transformFamilies(MetricSnapshots.Builder out) {
     List<Map.Entry<String, StepMetrics.ElementCount>> elements = List.copyOf(metrics.elementCounts().entrySet());
     Function<Map.Entry<String, StepMetrics.ElementCount>, Labels> byTransform =
-        e -> Labels.of("job", job, "transform", e.getKey());
+        e -> transformLabels.computeIfAbsent(e.getKey(), name -> Labels.of("job", job, "transform", name));
     counter(out, "weir_transform_elements_in", null, "Elements into the PTransform, over its tasks", elements,
         byTransform, e -> e.getValue().in());
     counter(out, "weir_transform_elements_out", null,
@@ -277,31 +317,31 @@ final class PrometheusMetrics implements MultiCollector {
     List<MetricResult<Long>> counters = new ArrayList<>();
     user.getCounters().forEach(counters::add);
     counter(out, "weir_user_metric", null, "A Beam counter (attempted value)", counters,
-        r -> userLabels(job, r), MetricResult::getAttempted);
+        r -> userLabels(r), MetricResult::getAttempted);
     List<MetricResult<DistributionResult>> distributions = new ArrayList<>();
     user.getDistributions().forEach(distributions::add);
     SummarySnapshot.Builder summary = SummarySnapshot.builder().name("weir_user_distribution")
         .help("A Beam distribution's count and sum (attempted values)");
     for (MetricResult<DistributionResult> d : distributions) {
-      summary.dataPoint(SummaryDataPointSnapshot.builder().labels(userLabels(job, d))
+      summary.dataPoint(SummaryDataPointSnapshot.builder().labels(userLabels(d))
           .count(d.getAttempted().getCount()).sum(d.getAttempted().getSum()).build());
     }
     out.metricSnapshot(summary.build());
     List<MetricResult<DistributionResult>> seen = distributions.stream()
         .filter(d -> d.getAttempted().getCount() > 0).toList();
     gauge(out, "weir_user_distribution_min", null, "A Beam distribution's minimum (attempted)", seen,
-        d -> userLabels(job, d), d -> d.getAttempted().getMin());
+        d -> userLabels(d), d -> d.getAttempted().getMin());
     gauge(out, "weir_user_distribution_max", null, "A Beam distribution's maximum (attempted)", seen,
-        d -> userLabels(job, d), d -> d.getAttempted().getMax());
+        d -> userLabels(d), d -> d.getAttempted().getMax());
     List<MetricResult<GaugeResult>> gauges = new ArrayList<>();
     user.getGauges().forEach(gauges::add);
     gauge(out, "weir_user_value", null, "A Beam gauge's latest value (attempted)", gauges,
-        g -> userLabels(job, g), g -> g.getAttempted().getValue());
+        g -> userLabels(g), g -> g.getAttempted().getValue());
   }
 
-  private static Labels userLabels(String job, MetricResult<?> result) {
-    return Labels.of("job", job, "transform", result.getKey().stepName(), "namespace",
-        result.getName().getNamespace(), "name", result.getName().getName());
+  private Labels userLabels(MetricResult<?> result) {
+    return userLabels.computeIfAbsent(result.getKey(), key -> Labels.of("job", job, "transform", key.stepName(),
+        "namespace", key.metricName().getNamespace(), "name", key.metricName().getName()));
   }
 
   /** A counter family {@code name[_unit]} (client_java appends {@code _total}), one data point per item. */
