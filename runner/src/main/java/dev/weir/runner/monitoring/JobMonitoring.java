@@ -199,7 +199,7 @@ public final class JobMonitoring implements AutoCloseable {
         http = MonitoringServer.start(address.host(), address.port(),
             new PrometheusMetrics(jobName, backend, startTimeMs, containers, stages, streams, metrics,
                 settings.metricsEnabled(), checkpointStats),
-            new JobPageData(plan, this::jobName, backend, startTimeMs, containers, stages, streams, metrics,
+            new JobPageData(plan, jobName, backend, startTimeMs, containers, stages, streams, metrics,
                 settings.metricsEnabled(), checkpointStats)::json);
         LOG.info("Weir job {}: job page at {} and Prometheus metrics at {}metrics", jobName, http.url(), http.url());
       }

@@ -41,7 +41,7 @@ final class JobPageData {
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
   private final JobPlan plan;
-  private final Supplier<String> jobName;
+  private final String job;
   private final String stateBackend;
   private final long startTimeMs;
   private final List<? extends ContainerStatus> containers;
@@ -51,12 +51,13 @@ final class JobPageData {
   private final boolean metricsEnabled;
   private final Supplier<CheckpointStats> checkpoints;
 
-  JobPageData(JobPlan plan, Supplier<String> jobName, String stateBackend, long startTimeMs,
+  /** @param job the job's name */
+  JobPageData(JobPlan plan, String job, String stateBackend, long startTimeMs,
       List<? extends ContainerStatus> containers, List<MBeanViews.StageView> stages,
       List<? extends StreamStatus> streams, StepMetrics metrics, boolean metricsEnabled,
       Supplier<CheckpointStats> checkpoints) {
     this.plan = plan;
-    this.jobName = jobName;
+    this.job = job;
     this.stateBackend = stateBackend;
     this.startTimeMs = startTimeMs;
     this.containers = containers;
@@ -78,7 +79,7 @@ final class JobPageData {
 
   ObjectNode document() {
     ObjectNode doc = NODES.objectNode();
-    doc.put("job", jobName.get());
+    doc.put("job", job);
     doc.put("nowMs", System.currentTimeMillis());
     doc.put("startTimeMs", startTimeMs);
     doc.put("stateBackend", stateBackend);
