@@ -195,12 +195,10 @@ public final class JobMonitoring implements AutoCloseable {
     try {
       WeirSettings.MetricsHttp address = settings.metricsHttp();
       if (address != null) {
-        String backend = settings.stateBackend().optionValue();
-        http = MonitoringServer.start(address.host(), address.port(),
-            new PrometheusMetrics(jobName, backend, startTimeMs, containers, stages, streams, metrics,
-                settings.metricsEnabled(), checkpointStats),
-            new JobPageData(plan, jobName, backend, startTimeMs, containers, stages, streams, metrics,
-                settings.metricsEnabled(), checkpointStats)::json);
+        MonitoredJob monitored = new MonitoredJob(jobName, settings.stateBackend().optionValue(), startTimeMs,
+            containers, stages, streams, metrics, settings.metricsEnabled(), checkpointStats);
+        http = MonitoringServer.start(address.host(), address.port(), new PrometheusMetrics(monitored),
+            new JobPageData(plan, monitored)::json);
         LOG.info("Weir job {}: job page at {} and Prometheus metrics at {}metrics", jobName, http.url(), http.url());
       }
       push = MetricsPush.start(jobName, settings.pipelineOptions(), metrics);

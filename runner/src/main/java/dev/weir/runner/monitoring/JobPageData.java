@@ -11,10 +11,8 @@ import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
 import dev.weir.state.cache.ObjectCacheStats;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.Supplier;
 import org.apache.beam.sdk.metrics.MetricQueryResults;
 import org.apache.beam.sdk.metrics.MetricResult;
 
@@ -41,31 +39,12 @@ final class JobPageData {
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
   private final JobPlan plan;
-  private final String job;
-  private final String stateBackend;
-  private final long startTimeMs;
-  private final List<? extends ContainerStatus> containers;
-  private final List<MBeanViews.StageView> stages;
-  private final List<? extends StreamStatus> streams;
-  private final StepMetrics metrics;
-  private final boolean metricsEnabled;
-  private final Supplier<CheckpointStats> checkpoints;
+  private final MonitoredJob job;
 
-  /** @param job the job's name */
-  JobPageData(JobPlan plan, String job, String stateBackend, long startTimeMs,
-      List<? extends ContainerStatus> containers, List<MBeanViews.StageView> stages,
-      List<? extends StreamStatus> streams, StepMetrics metrics, boolean metricsEnabled,
-      Supplier<CheckpointStats> checkpoints) {
+  /** @param plan the job's plan (its stages' fused PTransforms and sources) */
+  JobPageData(JobPlan plan, MonitoredJob job) {
     this.plan = plan;
     this.job = job;
-    this.stateBackend = stateBackend;
-    this.startTimeMs = startTimeMs;
-    this.containers = containers;
-    this.stages = stages;
-    this.streams = streams;
-    this.metrics = metrics;
-    this.metricsEnabled = metricsEnabled;
-    this.checkpoints = checkpoints;
   }
 
   /** The document now, as UTF-8 JSON bytes. */
@@ -79,14 +58,14 @@ final class JobPageData {
 
   ObjectNode document() {
     ObjectNode doc = NODES.objectNode();
-    doc.put("job", job);
+    doc.put("job", job.name());
     doc.put("nowMs", System.currentTimeMillis());
-    doc.put("startTimeMs", startTimeMs);
-    doc.put("stateBackend", stateBackend);
-    doc.put("metricsEnabled", metricsEnabled);
+    doc.put("startTimeMs", job.startTimeMs());
+    doc.put("stateBackend", job.stateBackend());
+    doc.put("metricsEnabled", job.metricsEnabled());
     ArrayNode stageArray = doc.putArray("stages");
-    for (int i = 0; i < stages.size(); i++) {
-      MBeanViews.StageView view = stages.get(i);
+    for (int i = 0; i < job.stages().size(); i++) {
+      MBeanViews.StageView view = job.stages().get(i);
       StagePlan stage = plan.stages().get(i);
       ObjectNode s = stageArray.addObject();
       s.put("name", view.name());
@@ -116,7 +95,7 @@ final class JobPageData {
       }
     }
     ArrayNode streamArray = doc.putArray("streams");
-    for (StreamStatus stream : streams) {
+    for (StreamStatus stream : job.streams()) {
       ObjectNode s = streamArray.addObject();
       s.put("name", stream.name());
       s.put("kind", stream.kind());
@@ -135,7 +114,7 @@ final class JobPageData {
       s.put("capacity", stream.capacity());
     }
     ArrayNode containerArray = doc.putArray("containers");
-    for (ContainerStatus container : containers) {
+    for (ContainerStatus container : job.containers()) {
       ObjectNode c = containerArray.addObject();
       RunLoopMetrics.Snapshot loop = container.runLoop();
       c.put("id", container.id());
@@ -161,7 +140,7 @@ final class JobPageData {
         k.put("dirtyEntries", cache.dirtyEntries());
       }
     }
-    CheckpointStats c = checkpoints.get();
+    CheckpointStats c = job.checkpoints().get();
     ObjectNode cp = doc.putObject("checkpoints");
     cp.put("completed", c.completed());
     cp.put("skipped", c.skipped());
@@ -175,9 +154,9 @@ final class JobPageData {
           .put("pauseNs", done.pauseNs()).put("sizeBytes", done.sizeBytes());
     }
     ArrayNode transformArray = doc.putArray("transforms");
-    if (metricsEnabled) {
+    if (job.metricsEnabled()) {
       Map<String, ObjectNode> byName = new java.util.HashMap<>();
-      for (Map.Entry<String, StepMetrics.ElementCount> e : metrics.elementCounts().entrySet()) {
+      for (Map.Entry<String, StepMetrics.ElementCount> e : job.metrics().elementCounts().entrySet()) {
         ObjectNode t = transformArray.addObject();
         t.put("name", e.getKey());
         t.put("in", e.getValue().in());
@@ -185,7 +164,7 @@ final class JobPageData {
         t.putObject("metrics");
         byName.put(e.getKey(), t);
       }
-      MetricQueryResults user = metrics.results().allMetrics();
+      MetricQueryResults user = job.metrics().results().allMetrics();
       for (MetricResult<Long> counter : user.getCounters()) {
         ObjectNode t = byName.get(counter.getKey().stepName());
         if (t != null) {

@@ -100,11 +100,12 @@ final class PrometheusMetrics implements MultiCollector {
   private final boolean metricsEnabled;
   private final Supplier<CheckpointStats> checkpoints;
 
-  /** @param job the job's name, the {@code job} label of every series */
-  PrometheusMetrics(String job, String stateBackend, long startTimeMs,
-      List<? extends ContainerStatus> containers, List<MBeanViews.StageView> stages,
-      List<? extends StreamStatus> streams, StepMetrics metrics, boolean metricsEnabled,
-      Supplier<CheckpointStats> checkpoints) {
+  /** @param monitored the job; its name is the {@code job} label of every series */
+  PrometheusMetrics(MonitoredJob monitored) {
+    String job = monitored.name();
+    List<? extends ContainerStatus> containers = monitored.containers();
+    List<MBeanViews.StageView> stages = monitored.stages();
+    List<? extends StreamStatus> streams = monitored.streams();
     this.job = job;
     this.jobLabels = Labels.of("job", job);
     this.containerLabels = new Labels[containers.size()];
@@ -130,14 +131,14 @@ final class PrometheusMetrics implements MultiCollector {
             "to_stage", stream.consumerStage(), "partition", Integer.toString(p));
       }
     }
-    this.stateBackend = stateBackend;
-    this.startTimeMs = startTimeMs;
+    this.stateBackend = monitored.stateBackend();
+    this.startTimeMs = monitored.startTimeMs();
     this.containers = containers;
     this.stages = stages;
     this.streams = streams;
-    this.metrics = metrics;
-    this.metricsEnabled = metricsEnabled;
-    this.checkpoints = checkpoints;
+    this.metrics = monitored.metrics();
+    this.metricsEnabled = monitored.metricsEnabled();
+    this.checkpoints = monitored.checkpoints();
   }
 
   @Override

@@ -103,9 +103,9 @@ class PrometheusMetricsTest {
         return 1024;
       }
     };
-    return new PrometheusMetrics(JOB, "rocksdb", 1_700_000_000_000L, List.of(status),
+    return new PrometheusMetrics(new MonitoredJob(JOB, "rocksdb", 1_700_000_000_000L, List.of(status),
         List.of(new MBeanViews.StageView("stage-0", List.of())), List.of(stream), metrics, true,
-        () -> CheckpointStats.NONE).collect();
+        () -> CheckpointStats.NONE)).collect();
   }
 
   private static String text() throws Exception {
