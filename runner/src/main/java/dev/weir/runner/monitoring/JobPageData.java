@@ -11,6 +11,7 @@ import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
 import dev.weir.state.cache.ObjectCacheStats;
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.beam.sdk.metrics.MetricQueryResults;
@@ -155,7 +156,7 @@ final class JobPageData {
     }
     ArrayNode transformArray = doc.putArray("transforms");
     if (job.metricsEnabled()) {
-      Map<String, ObjectNode> byName = new java.util.HashMap<>();
+      Map<String, ObjectNode> byName = new HashMap<>();
       for (Map.Entry<String, StepMetrics.ElementCount> e : job.metrics().elementCounts().entrySet()) {
         ObjectNode t = transformArray.addObject();
         t.put("name", e.getKey());

@@ -75,7 +75,8 @@ public final class MetricsPush implements AutoCloseable {
 
   /**
    * Starts pushing the job's metrics to the sink {@code options} name, or returns null if they name
-   * none (Beam's no-op sink).
+   * none (Beam's no-op sink). The period was checked with the other options ({@link #check}, from
+   * {@code WeirSettings.from}).
    *
    * @throws IllegalArgumentException if the sink class cannot be built with a {@code (PipelineOptions)}
    *     constructor, naming {@code --metricsSink}
@@ -85,7 +86,6 @@ public final class MetricsPush implements AutoCloseable {
     if (!pushes(metricsOptions)) {
       return null;
     }
-    check(metricsOptions);
     MetricsSink sink;
     try {
       sink = InstanceBuilder.ofType(MetricsSink.class).fromClass(metricsOptions.getMetricsSink())
