@@ -57,6 +57,32 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, 
 
   void setMaxBundleTimeMs(long maxBundleTimeMs);
 
+  @Description("Worker threads per container on which ParDos run @ProcessElement concurrently, for DoFns "
+      + "that wait on a service (an HTTP call, a database lookup) per element; 0 to 10000. 0 (the default): every "
+      + "ParDo runs on its container's thread, exactly as without this option. Above 0: the stateless ParDos "
+      + "without side inputs (or those named by --concurrentParDos) run up to --taskMaxConcurrency elements per "
+      + "task at a time on these threads, each on its own DoFn instance. Samza's job.container.thread.pool.size; "
+      + "Beam's Samza runner calls it numThreadsForProcessElement. See docs/concurrency.md.")
+  @Default.Integer(0)
+  int getContainerThreadPoolSize();
+
+  void setContainerThreadPoolSize(int containerThreadPoolSize);
+
+  @Description("Elements one task may have in flight in each concurrent ParDo at a time (and DoFn instances it "
+      + "keeps for them), 1 to 100000; only with --containerThreadPoolSize above 0. Samza's task.max.concurrency.")
+  @Default.Integer(1)
+  int getTaskMaxConcurrency();
+
+  void setTaskMaxConcurrency(int taskMaxConcurrency);
+
+  @Description("With --containerThreadPoolSize above 0, the ParDos that run concurrently: full transform names, "
+      + "each also naming the transforms inside a composite of that name (e.g. Enrich covers Enrich/ParMultiDo(Lookup)). "
+      + "Unset: every stateless ParDo without side inputs. A name that matches no ParDo, or only ParDos that must "
+      + "run in order (stateful or splittable DoFns, side inputs, @RequiresStableInput), fails the job at start.")
+  java.util.List<String> getConcurrentParDos();
+
+  void setConcurrentParDos(java.util.List<String> concurrentParDos);
+
   @Description("Where keyed state lives (the user state and timers of stateful DoFns, GroupByKey and "
       + "Combine accumulators, watermark holds): ROCKSDB (one RocksDB instance per container under "
       + "--stateDirectory, behind the object cache; a streaming job on it takes checkpoints) or MEMORY "

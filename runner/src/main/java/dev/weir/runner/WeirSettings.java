@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -56,6 +57,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
  *     {@code --metricsHttpPort}), or null for none
  * @param checkpointing {@code --checkpointingIntervalMs} (0 or more), {@code --restoreMode},
  *     {@code --retainCheckpoints} (at least 1)
+ * @param concurrency concurrent {@code @ProcessElement}: {@code --containerThreadPoolSize},
+ *     {@code --taskMaxConcurrency}, {@code --concurrentParDos}
  * @param executionEnvironment where the job runs ({@code --executionEnvironment})
  * @param samzaConfig the user's Samza config ({@code --samzaConfig} file, then
  *     {@code --samzaConfigOverride}), checked by {@link SamzaUserConfig}; empty for
@@ -65,8 +68,53 @@ import org.apache.beam.sdk.options.PipelineOptions;
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize, long objectCacheBytes,
     boolean backgroundSealing, boolean metricsEnabled, long metricsLogIntervalMs, MetricsHttp metricsHttp,
-    boolean enforceEncodability, Checkpointing checkpointing,
+    boolean enforceEncodability, Checkpointing checkpointing, Concurrency concurrency,
     ExecutionEnvironment executionEnvironment, Map<String, String> samzaConfig) {
+
+  /** The largest {@code --containerThreadPoolSize}. */
+  public static final int MAX_THREAD_POOL_SIZE = 10_000;
+  /** The largest {@code --taskMaxConcurrency}. */
+  public static final int MAX_TASK_CONCURRENCY = 100_000;
+
+  /**
+   * Concurrent {@code @ProcessElement} (docs/concurrency.md).
+   *
+   * @param threadPoolSize worker threads per container, 0 (off: every ParDo on its container's
+   *     thread) to {@link #MAX_THREAD_POOL_SIZE}
+   * @param taskMaxConcurrency elements in flight per concurrent ParDo per task, 1 to
+   *     {@link #MAX_TASK_CONCURRENCY}
+   * @param parDos the ParDos to run concurrently by full name (a name also covers what is inside a
+   *     composite of that name); empty: every one that may
+   */
+  public record Concurrency(int threadPoolSize, int taskMaxConcurrency, List<String> parDos) {
+    /** Off: every ParDo on its container's thread. */
+    public static final Concurrency OFF = new Concurrency(0, 1, List.of());
+
+    /** Whether ParDos run {@code @ProcessElement} on worker threads. */
+    public boolean enabled() {
+      return threadPoolSize > 0;
+    }
+
+    /**
+     * The entry of {@link #parDos} that selects the transform {@code fullName} (equal to it, or a
+     * composite it is inside of), or null if none does; with no entries, {@code fullName} itself.
+     * Null when concurrency is off.
+     */
+    public String selecting(String fullName) {
+      if (!enabled()) {
+        return null;
+      }
+      if (parDos.isEmpty()) {
+        return fullName;
+      }
+      for (String name : parDos) {
+        if (fullName.equals(name) || fullName.startsWith(name + "/")) {
+          return name;
+        }
+      }
+      return null;
+    }
+  }
 
   /**
    * Where the job's monitoring HTTP server listens.
@@ -144,12 +192,13 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
       throw new IllegalArgumentException("--executionEnvironment is not set; allowed values: "
           + Arrays.stream(ExecutionEnvironment.values()).map(Enum::name).collect(Collectors.joining(", ")));
     }
+    Concurrency concurrency = concurrency(options, environment);
     Map<String, String> samzaConfig =
         SamzaUserConfig.read(environment, options.getSamzaConfig(), options.getSamzaConfigOverride());
     return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
         stateDirectory, objectCacheSize, objectCacheBytes, options.getBackgroundSealing(), options.getMetricsEnabled(), metricsLogIntervalMs,
         metricsHttp, options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain),
-        environment, samzaConfig);
+        concurrency, environment, samzaConfig);
   }
 
   /** The object cache's bounds per container: {@code --objectCacheSize} entries and {@code --objectCacheBytes}. */
@@ -176,6 +225,36 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
           + "allowed: 127.0.0.1 (the default), a host name or address of this machine, or 0.0.0.0", e);
     }
     return new MetricsHttp(host, port);
+  }
+
+  /** {@code --containerThreadPoolSize}, {@code --taskMaxConcurrency} and {@code --concurrentParDos}, checked. */
+  private static Concurrency concurrency(WeirPipelineOptions options, ExecutionEnvironment environment) {
+    int threads = options.getContainerThreadPoolSize();
+    if (threads < 0 || threads > MAX_THREAD_POOL_SIZE) {
+      throw outOfRange("containerThreadPoolSize", threads, "0 (every ParDo on its container's thread) to "
+          + MAX_THREAD_POOL_SIZE + " (worker threads per container)");
+    }
+    int perTask = options.getTaskMaxConcurrency();
+    if (perTask < 1 || perTask > MAX_TASK_CONCURRENCY) {
+      throw outOfRange("taskMaxConcurrency", perTask, "1 to " + MAX_TASK_CONCURRENCY
+          + " (elements in flight per concurrent ParDo per task)");
+    }
+    List<String> parDos = options.getConcurrentParDos() == null ? List.of() : List.copyOf(options.getConcurrentParDos());
+    for (String name : parDos) {
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("--concurrentParDos has an empty name; allowed: full transform names, "
+            + "comma-separated");
+      }
+    }
+    if (threads == 0 && !parDos.isEmpty()) {
+      throw new IllegalArgumentException("--concurrentParDos=" + String.join(",", parDos) + " needs "
+          + "--containerThreadPoolSize above 0 (worker threads to run them on); it is 0");
+    }
+    if (threads > 0 && environment != ExecutionEnvironment.EMBEDDED) {
+      throw new IllegalArgumentException("--containerThreadPoolSize=" + threads + " is supported with "
+          + "--executionEnvironment=EMBEDDED only; on " + environment + " use 0 (allowed: 0)");
+    }
+    return new Concurrency(threads, perTask, parDos);
   }
 
   private static int atLeastOne(String option, int value) {
@@ -223,11 +302,12 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
     return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
             + "stateBackend=%s stateDirectory=%s objectCacheSize=%d objectCacheBytes=%d backgroundSealing=%b metricsEnabled=%b metricsLogIntervalMs=%d "
             + "metricsHttp=%s enforceEncodability=%b checkpointingIntervalMs=%d restoreMode=%s retainCheckpoints=%d "
-            + "executionEnvironment=%s",
+            + "containerThreadPoolSize=%d taskMaxConcurrency=%d executionEnvironment=%s",
         parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
         objectCacheSize, objectCacheBytes, backgroundSealing, metricsEnabled, metricsLogIntervalMs,
         metricsHttp == null ? "off" : metricsHttp.host() + ":" + metricsHttp.port(), enforceEncodability,
         checkpointing.intervalMs(),
-        checkpointing.restoreMode(), checkpointing.retain(), executionEnvironment);
+        checkpointing.restoreMode(), checkpointing.retain(), concurrency.threadPoolSize(),
+        concurrency.taskMaxConcurrency(), executionEnvironment);
   }
 }

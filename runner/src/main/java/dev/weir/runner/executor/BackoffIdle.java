@@ -1,11 +1,10 @@
 package dev.weir.runner.executor;
 
-import java.util.concurrent.locks.LockSupport;
-
 /**
  * What a container does when a loop iteration found no work: spin briefly, then yield, then park
  * for growing intervals up to {@link #MAX_PARK_NS} (Agrona's BackoffIdleStrategy shape). Any work
- * resets it. Confined to one container thread.
+ * resets it. It parks through the container's {@link Mailbox}, so a letter another thread puts
+ * ends the park at once. Confined to one container thread.
  */
 final class BackoffIdle {
   static final int SPINS = 50;
@@ -13,8 +12,14 @@ final class BackoffIdle {
   static final long MIN_PARK_NS = 10_000L;
   static final long MAX_PARK_NS = 1_000_000L;
 
+  private final Mailbox mailbox;
   private int idleRounds;
   private long parkNs = MIN_PARK_NS;
+
+  /** @param mailbox the container's mailbox, through which the loop parks */
+  BackoffIdle(Mailbox mailbox) {
+    this.mailbox = mailbox;
+  }
 
   /** Called once per loop iteration with the amount of work done in it. */
   void idle(int workCount) {
@@ -29,7 +34,7 @@ final class BackoffIdle {
     } else if (idleRounds <= SPINS + YIELDS) {
       Thread.yield();
     } else {
-      LockSupport.parkNanos(parkNs);
+      mailbox.park(parkNs);
       parkNs = Math.min(MAX_PARK_NS, parkNs << 1);
     }
   }

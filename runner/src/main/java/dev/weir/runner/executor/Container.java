@@ -29,6 +29,9 @@ import org.slf4j.LoggerFactory;
  * like Agrona's duty cycle). Each iteration runs named phases that report how much work they did:
  *
  * <ol>
+ *   <li>{@link #runMailbox()}: run the letters other threads handed the loop through its
+ *       {@link Mailbox} (elements a concurrent ParDo ran on the container's
+ *       {@link ContainerWorkers} completed: their outputs go downstream on this thread);
  *   <li>{@link #drainOutboxes()}: move blocked tasks' output into downstream streams;
  *   <li>{@link #continueTimers()}: tasks whose operators still have ready timers (made ready by a
  *       watermark or a tick) fire the next bounded slice of them (see {@link StageTask#continueTimers()});
@@ -82,12 +85,21 @@ import org.slf4j.LoggerFactory;
  * checkpoints, where to report failures) and never hears from it otherwise: the container calls
  * no method of {@link JobExecutor}.
  *
- * <p>Threading: everything here runs on the container's own thread, except {@link #stop()} and
- * the monitoring reads ({@link ContainerStatus}: any thread, counters the loop keeps anyway).
+ * <p>Worker threads: with {@code --containerThreadPoolSize} above 0 the container owns that many
+ * worker threads ({@link ContainerWorkers}, started on first use) on which its tasks' concurrent
+ * ParDos run {@code @ProcessElement}; they hand results back only through the mailbox, so every
+ * operator stays confined to this thread. When the loop ends the workers are shut down
+ * (running calls interrupted) before the tasks close.
+ *
+ * <p>Threading: everything here runs on the container's own thread, except {@link #stop()}, the
+ * monitoring reads ({@link ContainerStatus}: any thread, counters the loop keeps anyway) and
+ * {@link Mailbox#put} (any thread).
  */
 final class Container implements Runnable, ContainerStatus, FailureCoordinator.Stoppable {
   private static final Logger LOG = LoggerFactory.getLogger(Container.class);
   static final int BURST = 16;
+  /** Letters run per mailbox phase at most, so that input and timers are not starved by completions. */
+  static final int LETTERS_PER_PASS = 256;
   static final long TICK_NS = 5_000_000L;
 
   /**
@@ -113,7 +125,11 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
   private final List<TaskStatus> taskStatus;
   /** Whether sources and processing-time timers are paused for a checkpoint (this pass). */
   private boolean paused;
-  private final BackoffIdle idle = new BackoffIdle();
+  /** Where other threads hand work to this loop; drained in {@link #runMailbox()}. */
+  private final Mailbox mailbox = new Mailbox();
+  private final BackoffIdle idle = new BackoffIdle(mailbox);
+  /** The container's worker threads for concurrent ParDos, or null: the job asks for none. */
+  private final ContainerWorkers workers;
   /** The job's queue of sealed state values to encode, or null (see {@link #SEAL_JOBS_WHEN_IDLE}). */
   private final SealerQueue sealers;
   /**
@@ -147,6 +163,10 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
       status.add(new TaskStatus(task.name().getTaskName(), task.stats()));
     }
     this.taskStatus = List.copyOf(status);
+    this.workers = context.concurrency() != null && context.concurrency().enabled()
+        ? new ContainerWorkers(threadName(id), context.concurrency().threadPoolSize(),
+            context.concurrency().taskMaxConcurrency(), mailbox, quiescence)
+        : null;
     this.checkpoints = context.checkpoints() == null ? null : new ContainerCheckpointer(id, context.checkpoints(), tasks,
         (checkpointId, metadata) -> state.checkpoint(metadata, context.restore().partDirectory(checkpointId, id)),
         () -> running, this::hasStreamInput); // built once: the loop asks every iteration
@@ -222,6 +242,7 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
     Throwable failure = null;
     ContainerCommit commit = null;
     boolean ended = false;
+    mailbox.bindOwner();
     try {
       state = context.states().open(id);
       commit = new ContainerCommit(state, context.metrics().newCommitter(), this::stateCommitted);
@@ -230,12 +251,14 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
         checkpoints.restore(state.storage().committedMetadata());
       }
       for (StageTask task : tasks) {
-        task.open(scope, commit, checkpoints != null);
+        task.open(scope, commit, checkpoints != null, workers);
       }
       long t0 = System.nanoTime();
       while (running && !finished()) {
         paused = checkpoints != null && checkpoints.paused();
-        int work = drainOutboxes();
+        int work = runMailbox();
+        long tm = System.nanoTime();
+        work += drainOutboxes();
         long t1 = System.nanoTime();
         work += continueTimers();
         long t2 = System.nanoTime();
@@ -255,7 +278,8 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
         long t5a = System.nanoTime();
         idle.idle(work);
         long t6 = System.nanoTime();
-        loop.add(RunLoopMetrics.Phase.DRAIN_OUTBOXES, t1 - t0);
+        loop.add(RunLoopMetrics.Phase.MAILBOX, tm - t0);
+        loop.add(RunLoopMetrics.Phase.DRAIN_OUTBOXES, t1 - tm);
         loop.add(RunLoopMetrics.Phase.FIRE_TIMERS, t2 - t1);
         loop.add(RunLoopMetrics.Phase.PROCESS_ENVELOPES, t3 - t2);
         loop.add(RunLoopMetrics.Phase.TICK, t4 - t3);
@@ -280,6 +304,10 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
         quiescence.exited(id); // before waiting: a test stream elsewhere must not wait for this loop's ticks
       }
       context.failures().loopEnded(ended); // ended normally: tear down once every container's loop ended
+      if (workers != null) {
+        workers.shutdown(); // before closing the tasks: no worker may still run a DoFn instance torn down
+      }
+      mailbox.clear();
       for (StageTask task : tasks) {
         try {
           task.close();
@@ -338,6 +366,21 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
       }
     }
     return true;
+  }
+
+  /**
+   * Runs the letters other threads handed the loop (up to {@link #LETTERS_PER_PASS}); returns
+   * letters run. A letter that throws (a DoFn's exception from a worker) fails the container.
+   */
+  private int runMailbox() {
+    if (mailbox.isEmpty()) {
+      return 0;
+    }
+    try {
+      return mailbox.runLetters(LETTERS_PER_PASS);
+    } catch (Throwable t) {
+      throw FailureContext.attach(t, "completing an element run on a worker thread (" + threadName() + ")");
+    }
   }
 
   /** Moves blocked tasks' output downstream; returns messages moved. */

@@ -1,5 +1,6 @@
 package dev.weir.runner.executor;
 
+import dev.weir.runner.WeirSettings;
 import dev.weir.runner.checkpoint.CheckpointCoordinator;
 import dev.weir.runner.checkpoint.JobRestore;
 import dev.weir.runner.metrics.StepMetrics;
@@ -24,9 +25,13 @@ import java.io.IOException;
  * @param restore the job's state directory and checkpoints (where each container writes its part);
  *     null if the job takes no checkpoints
  * @param failures where containers report their failure, the end of their loop and their exit
+ * @param concurrency worker threads per container and elements in flight per task for concurrent
+ *     ParDos ({@code --containerThreadPoolSize}, {@code --taskMaxConcurrency}); a container starts
+ *     its {@link ContainerWorkers} only if {@link WeirSettings.Concurrency#enabled()}
  */
 record ContainerContext(JobClock clock, Quiescence quiescence, StateOpener states, StepMetrics metrics,
-    SealerQueue sealers, CheckpointCoordinator checkpoints, JobRestore restore, FailureCoordinator failures) {
+    SealerQueue sealers, CheckpointCoordinator checkpoints, JobRestore restore, FailureCoordinator failures,
+    WeirSettings.Concurrency concurrency) {
 
   /** Opens a container's state (storage and object cache); {@link ContainerStates} from the run's settings. */
   @FunctionalInterface

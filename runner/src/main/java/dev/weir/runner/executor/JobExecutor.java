@@ -145,7 +145,7 @@ public final class JobExecutor {
             restore::complete);
       }
       ContainerContext context = new ContainerContext(clock, quiescence, new ContainerStates(settings, restore, sealers),
-          metrics, sealers, checkpoints, restore, failures);
+          metrics, sealers, checkpoints, restore, failures, settings.concurrency());
       for (int c = 0; c < containerCount; c++) {
         List<StageTask> assigned = new ArrayList<>();
         for (int i = c; i < tasks.size(); i += containerCount) {

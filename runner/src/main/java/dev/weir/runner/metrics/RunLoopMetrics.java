@@ -23,6 +23,8 @@ import org.apache.beam.sdk.annotations.Internal;
 public final class RunLoopMetrics {
   /** The phases of one run-loop iteration, in loop order. */
   public enum Phase {
+    /** Running letters other threads handed the loop (elements completed on worker threads). */
+    MAILBOX,
     /** Moving blocked tasks' output into downstream streams. */
     DRAIN_OUTBOXES,
     /** Firing slices of ready timers of FIRING or ENDING tasks. */

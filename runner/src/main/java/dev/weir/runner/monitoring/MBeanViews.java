@@ -59,6 +59,11 @@ final class MBeanViews {
     }
 
     @Override
+    public long getMailboxNs() {
+      return loop().phaseNs(RunLoopMetrics.Phase.MAILBOX);
+    }
+
+    @Override
     public long getDrainOutboxesNs() {
       return loop().phaseNs(RunLoopMetrics.Phase.DRAIN_OUTBOXES);
     }

@@ -98,6 +98,9 @@ public final class WeirMXBeans {
     /** Busy time over busy plus idle time of the run loop so far, 0 to 1. */
     double getUtilization();
 
+    /** Cumulative ns running letters other threads handed the loop (elements completed on worker threads). */
+    long getMailboxNs();
+
     /** Cumulative ns moving blocked tasks' output downstream. */
     long getDrainOutboxesNs();
 

@@ -35,6 +35,9 @@ import org.apache.beam.sdk.values.TupleTag;
  *     brought into this stage, as a bundle of Beam's Direct runner does; an operator whose results
  *     depend on where bundles end (a GroupByKey under a trigger that counts elements) may then
  *     rely on them
+ * @param workers the container's worker threads and mailbox for a concurrent ParDo
+ *     ({@link ConcurrentParDoOperator}), or null when the job runs every ParDo on its container
+ *     thread ({@code --containerThreadPoolSize=0}, the default) or the host has no worker pool
  */
 @Internal
 public record OperatorContext(
@@ -48,7 +51,16 @@ public record OperatorContext(
     BundleFinalizers finalizers,
     OperatorSnapshot restored,
     boolean checkpointed,
-    boolean eventBundles) {
+    boolean eventBundles,
+    ProcessElementWorkers workers) {
+
+  /** A context without worker threads (every operator but a concurrent ParDo needs none). */
+  public OperatorContext(PipelineOptions options, String stepName, int partition, Map<TupleTag<?>, Receiver> outputs,
+      StepRunner step, ContainerState state, JobClock clock, BundleFinalizers finalizers, OperatorSnapshot restored,
+      boolean checkpointed, boolean eventBundles) {
+    this(options, stepName, partition, outputs, step, state, clock, finalizers, restored, checkpointed, eventBundles,
+        null);
+  }
 
   /** A context on a fresh start (nothing restored). */
   public OperatorContext(PipelineOptions options, String stepName, int partition, Map<TupleTag<?>, Receiver> outputs,

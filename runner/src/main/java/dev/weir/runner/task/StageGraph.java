@@ -2,6 +2,7 @@ package dev.weir.runner.task;
 
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.metrics.StepScope;
+import dev.weir.runner.operators.ConcurrentParDoOperator;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.Receiver;
@@ -48,6 +49,8 @@ final class StageGraph {
   final StreamWriter[] writerAt;
   /** The task's stream writers, in node order. */
   final List<StreamWriter> writers = new ArrayList<>();
+  /** The nodes that run {@code @ProcessElement} on worker threads; usually none. */
+  private final ConcurrentParDoOperator<?, ?>[] concurrent;
   /** The task's inputs, in input order. */
   final TaskInput[] inputs;
   /** Per node: its span tag, the PTransform's full name (a writer's: its stream's name). */
@@ -82,6 +85,13 @@ final class StageGraph {
         operators[node.index()] = node.factory().create();
       }
     }
+    List<ConcurrentParDoOperator<?, ?>> concurrentNodes = new ArrayList<>();
+    for (Operator operator : operators) {
+      if (operator instanceof ConcurrentParDoOperator<?, ?> c) {
+        concurrentNodes.add(c);
+      }
+    }
+    this.concurrent = concurrentNodes.toArray(new ConcurrentParDoOperator<?, ?>[0]);
     this.inputs = new TaskInput[inputPartitions.size()];
     for (int i = 0; i < inputs.length; i++) {
       inputs[i] = TaskInput.of(stage, i, inputPartitions.get(i), operators);
@@ -233,6 +243,20 @@ final class StageGraph {
   boolean hasPendingWork() {
     for (Operator operator : operators) {
       if (operator.hasPendingWork()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether a node that runs {@code @ProcessElement} on worker threads has as many elements in
+   * flight as it may ({@link ConcurrentParDoOperator#saturated()}): the task then takes no input.
+   * A loop over an array that is empty unless the job asked for concurrency.
+   */
+  boolean saturated() {
+    for (ConcurrentParDoOperator<?, ?> operator : concurrent) {
+      if (operator.saturated()) {
         return true;
       }
     }

@@ -6,6 +6,7 @@ import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.metrics.StepScope;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
+import dev.weir.runner.operators.ProcessElementWorkers;
 import dev.weir.runner.source.SourceCheckpoints;
 import dev.weir.runner.source.SourceContext;
 import dev.weir.runner.source.SourcePartition;
@@ -194,6 +195,17 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
    * watermark pass.
    */
   public void open(StepScope scope, ContainerCommit commit, boolean checkpointed) {
+    open(scope, commit, checkpointed, null);
+  }
+
+  /**
+   * Opens the task as {@link #open(StepScope, ContainerCommit, boolean)}, with the container's
+   * worker threads for the stage's concurrent ParDos.
+   *
+   * @param workers the container's workers and mailbox, or null if it has none (the job asked
+   *     for no concurrency; a stage translated with a concurrent ParDo then fails to open)
+   */
+  public void open(StepScope scope, ContainerCommit commit, boolean checkpointed, ProcessElementWorkers workers) {
     this.scope = scope;
     this.commit = commit;
     if (checkpointed) {
@@ -212,7 +224,7 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
     opened = true;
     graph.open((node, outputs) -> new OperatorContext(options, node.stepName(), partition, outputs,
         steps[node.index()], state, clock, commit.finalizers(), checkpoint.restoredParts(node.index()), checkpointed,
-        quiescence != null));
+        quiescence != null, workers));
     if (stage.source() != null) {
       checkpoint.restoreSourcePositions();
       for (TaskInput input : inputs) {
@@ -282,15 +294,17 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
   /**
    * What the container should do with this task next, the task's one priority ladder: while the
    * outbox waits for room, only drain it; else, by phase, fire timers (FIRING, ENDING), take input
-   * and ticks (RUNNING, DRAINING) or nothing (DONE). A field read and a switch: the container asks
-   * before every envelope.
+   * and ticks (RUNNING, DRAINING; but nothing while a concurrent ParDo has all the elements in
+   * flight it may have: {@link TaskOp#AWAIT_IN_FLIGHT}) or nothing (DONE). A field read, a switch
+   * and a loop over the stage's concurrent ParDos (none unless the job asked for them): the
+   * container asks before every envelope.
    */
   public TaskOp nextOp() {
     if (outbox.isBlocked()) {
       return TaskOp.DRAIN_OUTBOX;
     }
     return switch (phase) {
-      case RUNNING, DRAINING -> TaskOp.PROCESS;
+      case RUNNING, DRAINING -> graph.saturated() ? TaskOp.AWAIT_IN_FLIGHT : TaskOp.PROCESS;
       case FIRING, ENDING -> TaskOp.FIRE_TIMERS;
       case DONE -> TaskOp.NONE;
     };

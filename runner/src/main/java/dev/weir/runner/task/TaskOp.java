@@ -14,8 +14,14 @@ public enum TaskOp {
   DRAIN_OUTBOX,
   /** Ready timers wait: fire the next slice ({@link StageTask#continueTimers()}); no input, no tick. */
   FIRE_TIMERS,
-  /** Take input envelopes ({@link StageTask#processAsync}) and ticks ({@link StageTask#tick(boolean)}). */
+  /** Take input envelopes ({@link StageTask#process}) and ticks ({@link StageTask#tick(boolean)}). */
   PROCESS,
+  /**
+   * A concurrent ParDo of the task has as many elements in flight on worker threads as
+   * {@code --taskMaxConcurrency} allows: no input and no tick until one completes (its completion
+   * reaches the container through its mailbox, which every container pass drains).
+   */
+  AWAIT_IN_FLIGHT,
   /** Done, with an empty outbox: nothing more. */
   NONE
 }

@@ -1,5 +1,6 @@
 package dev.weir.runner.translation;
 
+import dev.weir.runner.operators.ConcurrentParDoOperator;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.ParDoOperator;
 import dev.weir.runner.operators.SerializedCopies;
@@ -20,6 +21,10 @@ import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
  * (no stage waits for its own output), and the pushed-back elements' hold only holds what is
  * downstream of this ParDo. A splittable DoFn must arrive expanded (see {@code WeirRunner}'s
  * overrides): one that does not fails here.
+ *
+ * <p>With {@code --containerThreadPoolSize} above 0, a stateless ParDo without side inputs or
+ * {@code @RequiresStableInput} that {@code --concurrentParDos} selects (all, if unset) becomes a
+ * {@link ConcurrentParDoOperator} instead, fused the same way.
  */
 final class ParDoTranslator implements TransformTranslator {
   @Override
@@ -38,10 +43,19 @@ final class ParDoTranslator implements TransformTranslator {
     TranslationContext.Producer from = context.producerOf(parts.input(), node);
     if (signature.usesState() || signature.usesTimers() || signature.onWindowExpiration() != null
         || signature.processElement().requiresTimeSortedInput()) {
+      context.runsConcurrently(node, "stateful DoFn (runs in key order on its container's thread)");
       StatefulParDoTranslator.translate(node, context, parts, from);
       return;
     }
     SerializedCopies copies = new SerializedCopies<>(parts.fn()); // one serialized form for all tasks
+    if (context.runsConcurrently(node, !parts.views().isEmpty() ? "has side inputs"
+        : signature.processElement().requiresStableInput() ? "@RequiresStableInput" : null)) {
+      NodeSpec spec = context.fuse(from, node.getFullName(), "ParDo+Concurrent", () -> new ConcurrentParDoOperator(
+          copies, parts.mainTag(), parts.additionalTags(), parts.inputCoder(), parts.outputCoders(), parts.windowing(),
+          parts.schema(), parts.sideInputMapping()));
+      context.registerOutputs(node, from.stage(), spec);
+      return;
+    }
     if (parts.views().isEmpty()) {
       NodeSpec spec = context.fuse(from, node.getFullName(), "ParDo", () -> stable(signature, parts,
           new ParDoOperator(copies, parts.mainTag(), parts.additionalTags(), parts.inputCoder(),

@@ -68,6 +68,11 @@ final class TranslationContext {
   private final Map<Producer, Coder<?>> elementCoders = new HashMap<>();
   private final Map<String, MetricsContainerImpl> translationMetrics = new HashMap<>();
   private final ViewBroadcasts views = new ViewBroadcasts(this);
+  /**
+   * Per {@code --concurrentParDos} entry (or per ParDo, without entries): the ParDos it selected,
+   * each with null if it runs concurrently or why it cannot; checked at the end ({@link #plan()}).
+   */
+  private final Map<String, Map<String, String>> concurrentSelections = new java.util.LinkedHashMap<>();
   /** Outputs of {@code GBKIntoKeyedWorkItems}: the shuffle their {@code ProcessElements} cuts. */
   private final Map<PValue, KeyedWorkItemsTranslator.Deferred> keyedWorkItems = new HashMap<>();
 
@@ -86,9 +91,54 @@ final class TranslationContext {
     return settings;
   }
 
-  /** The plan built so far. */
+  /**
+   * The plan built so far.
+   *
+   * @throws IllegalArgumentException if a {@code --concurrentParDos} entry selected no ParDo that
+   *     may run concurrently (naming it, and what it selected with the reason)
+   */
   JobPlan plan() {
+    for (String name : settings.concurrency().parDos()) {
+      Map<String, String> selected = concurrentSelections.get(name);
+      if (selected == null || !selected.containsValue(null)) {
+        throw new IllegalArgumentException("--concurrentParDos entry '" + name + "' selects no ParDo that can run "
+            + "concurrently" + (selected == null ? ": no transform has that name or is inside a composite of it"
+                : ": " + selected) + "; allowed: the full name of a stateless ParDo without side inputs, or of a "
+            + "composite holding one");
+      }
+    }
     return new JobPlan(stages, streams, translationMetrics);
+  }
+
+  /**
+   * Whether the ParDo {@code node} runs {@code @ProcessElement} on worker threads: concurrency is
+   * on and {@code --concurrentParDos} selects it (or is unset) and {@code cannotBecause} is null.
+   * Records the choice for {@link #plan()}'s check.
+   *
+   * @param cannotBecause why this ParDo must run on its container's thread (stateful, side
+   *     inputs, ...), or null if it may run concurrently
+   */
+  boolean runsConcurrently(TransformHierarchy.Node node, String cannotBecause) {
+    String selectedBy = settings.concurrency().selecting(node.getFullName());
+    if (selectedBy == null) {
+      return false;
+    }
+    concurrentSelections.computeIfAbsent(selectedBy, k -> new java.util.LinkedHashMap<>())
+        .put(node.getFullName(), cannotBecause);
+    return cannotBecause == null;
+  }
+
+  /** The ParDos that run {@code @ProcessElement} on worker threads, by full name (for the run log). */
+  List<String> concurrentParDos() {
+    List<String> names = new ArrayList<>();
+    for (Map<String, String> selected : concurrentSelections.values()) {
+      selected.forEach((name, reason) -> {
+        if (reason == null) {
+          names.add(name);
+        }
+      });
+    }
+    return names;
   }
 
   /** The metrics container of step {@code stepName} for user code run at translation (splitting). */

@@ -6,8 +6,8 @@
   'use strict';
   var POLL_MS = 1000;
   var HISTORY_MS = 5 * 60 * 1000;
-  var PHASES = ['process_envelopes', 'fire_timers', 'drain_outboxes', 'tick', 'commit', 'seal', 'idle'];
-  var PHASE_COLORS = ['#2f6fb0', '#7b61c4', '#c05621', '#718096', '#2f855a', '#b7791f', '#cbd2d9'];
+  var PHASES = ['process_envelopes', 'mailbox', 'fire_timers', 'drain_outboxes', 'tick', 'commit', 'seal', 'idle'];
+  var PHASE_COLORS = ['#2f6fb0', '#0f8a8a', '#7b61c4', '#c05621', '#718096', '#2f855a', '#b7791f', '#cbd2d9'];
 
   var charts = {};
   ['graph', 'rates', 'lag', 'phases', 'checkpoints'].forEach(function (id) {

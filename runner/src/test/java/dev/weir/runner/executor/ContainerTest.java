@@ -89,7 +89,7 @@ class ContainerTest {
     ContainerContext context = new ContainerContext(JobClock.SYSTEM, null, id -> {
       statesOpened.add(id);
       return ContainerState.inMemory(1_000);
-    }, metrics, null, null, null, failures);
+    }, metrics, null, null, null, failures, settings.concurrency());
     Container container = new Container(0, tasks, context);
     failures.setContainers(List.of(container));
     return container;
