@@ -7,7 +7,9 @@ import java.util.function.BooleanSupplier;
 /**
  * A task's answer to its operators' "may I fire one more timer?" (the {@code outputBlocked}
  * argument of {@code Operator.advanceWatermark}): no while the task's outbox waits for room
- * downstream, so the outbox holds at most one firing's output beyond what the streams took. Each
+ * downstream, so the outbox holds at most one firing's output beyond what the streams took, and
+ * while a concurrent ParDo of the stage has all the elements in flight it may (so what waits for
+ * its workers is bounded the same way). Each
  * "yes" is followed by exactly one firing, so the gate also counts firings: the work count of a
  * pass, reset by the task before each pass.
  *
@@ -15,16 +17,19 @@ import java.util.function.BooleanSupplier;
  */
 final class FiringGate implements BooleanSupplier {
   private final TaskOutbox outbox;
+  /** Whether a concurrent ParDo of the stage is saturated ({@code StageGraph.saturated()}). */
+  private final BooleanSupplier saturated;
   private int firings;
 
-  FiringGate(TaskOutbox outbox) {
+  FiringGate(TaskOutbox outbox, BooleanSupplier saturated) {
     this.outbox = outbox;
+    this.saturated = saturated;
   }
 
-  /** Returns true (stop firing) while the outbox is blocked; otherwise counts a firing. */
+  /** Returns true (stop firing) while the outbox is blocked or a concurrent ParDo saturated; otherwise counts a firing. */
   @Override
   public boolean getAsBoolean() {
-    if (outbox.isBlocked()) {
+    if (outbox.isBlocked() || saturated.getAsBoolean()) {
       return true;
     }
     firings++;

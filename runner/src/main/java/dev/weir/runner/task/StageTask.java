@@ -136,7 +136,6 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
   StageTask(StagePlan stage, int partition, List<InputPartition> inputPartitions, Map<Integer, InProcessStream> streams,
       WeirSettings settings, JobClock clock, Quiescence quiescence) {
     this.outbox = new TaskOutbox(quiescence);
-    this.gate = new FiringGate(outbox);
     this.quiescence = quiescence;
     this.clock = clock;
     this.name = new TaskName(JobPlan.taskName(stage, partition));
@@ -147,6 +146,7 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
     this.maxBundleNs = settings.maxBundleTimeMs() * 1_000_000L;
     this.metricsEnabled = settings.metricsEnabled();
     this.graph = new StageGraph(stage, partition, inputPartitions, streams, outbox, name.getTaskName());
+    this.gate = new FiringGate(outbox, graph::saturated);
     this.operators = graph.operators;
     this.writerAt = graph.writerAt;
     this.inputs = graph.inputs;

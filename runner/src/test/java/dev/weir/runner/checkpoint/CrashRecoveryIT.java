@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Issue #13's crash test that cannot pass by luck: a streaming job ({@link CrashablePipeline}:
@@ -82,15 +83,23 @@ class CrashRecoveryIT {
   /** What one kill did. */
   record Kill(int segment, Kind kind, String trigger, long msAfterStarted, boolean midCheckpoint) {}
 
-  @Test
-  void aJobKilledTwentyTimesEndsWithTheResultsOfAnUncrashedRun() throws Exception {
+  /**
+   * @param concurrency the crashed job's concurrency options, empty for none: with them every
+   *     stateless ParDo without side inputs (KeyBy, Summarize, NameSums and the file writers) runs
+   *     {@code @ProcessElement} on worker threads (issue #41), and its results must still equal
+   *     those of the uncrashed run without
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"", "--containerThreadPoolSize=4 --taskMaxConcurrency=3"})
+  void aJobKilledTwentyTimesEndsWithTheResultsOfAnUncrashedRun(String concurrency) throws Exception {
     long seed = Long.getLong("weir.crash.seed", new SecureRandom().nextLong());
-    String seedNote = "seed " + seed + " (rerun with -Dweir.crash.seed=" + seed + ")";
+    String seedNote = "seed " + seed + " (rerun with -Dweir.crash.seed=" + seed + ")"
+        + (concurrency.isEmpty() ? "" : ", " + concurrency);
     System.out.println("CrashRecoveryIT " + seedNote);
     Random random = new Random(seed);
     long started = System.nanoTime();
 
-    Path dir = CrashRuns.freshDirectory("CrashRecoveryIT");
+    Path dir = CrashRuns.freshDirectory(concurrency.isEmpty() ? "CrashRecoveryIT" : "CrashRecoveryIT-concurrent");
     Path log = dir.resolve("children.log");
     Path out = dir.resolve("out");
     Path state = dir.resolve("state");
@@ -101,6 +110,9 @@ class CrashRecoveryIT {
         COUNT, 0, SPLITS, "crash-reference", dir.resolve("reference-state")));
     List<String> crashArgs = CrashRuns.args(out, COUNT, ELEMENTS_PER_SECOND, SPLITS, JOB, state,
         "--checkpointingIntervalMs=" + CHECKPOINT_INTERVAL_MS);
+    if (!concurrency.isEmpty()) {
+      crashArgs.addAll(List.of(concurrency.split(" ")));
+    }
     Path checkpoints = CrashRuns.checkpointsDirectory(state, JOB);
 
     List<Kind> kinds = new ArrayList<>();
