@@ -77,10 +77,19 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--timeout-per-row", defaultValue = "300", description = "seconds before a row is killed")
   long timeoutSeconds;
 
+  @Option(names = "--repeats", defaultValue = "1",
+      description = "rounds over the rows (each round runs every row once, in order); the summary gives each "
+          + "row's median and spread (default 1)")
+  int repeats;
+
   @Override
   public Integer call() throws Exception {
     if (!"remote-io".equals(scenario)) {
       System.err.println("weir bench: unknown scenario '" + scenario + "'; allowed: remote-io");
+      return 2;
+    }
+    if (repeats < 1) {
+      System.err.println("weir bench: --repeats=" + repeats + " is out of range; allowed: 1 or more");
       return 2;
     }
     if (scale <= 0) {
@@ -112,9 +121,11 @@ public final class BenchCommand implements Callable<Integer> {
     boolean ok = true;
     System.out.printf(Locale.ROOT, "%-16s %9s %9s %12s %12s %9s %10s%n", "row", "in flight", "elements",
         "steady el/s", "ideal el/s", "of ideal", "CPU ms/el");
+    java.util.Map<String, List<double[]>> measured = new java.util.LinkedHashMap<>();
+    for (int round = 1; round <= repeats; round++) {
     for (Row row : selected) {
       long elements = Math.max(20, Math.round(row.elements() * scale));
-      Path rowDir = Files.createDirectories(dir.resolve(row.id()));
+      Path rowDir = Files.createDirectories(dir.resolve(repeats == 1 ? row.id() : row.id() + "-" + round));
       Path rowOut = rowDir.resolve("row.json");
       List<String> cmd = new ArrayList<>();
       cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -135,11 +146,12 @@ public final class BenchCommand implements Callable<Integer> {
       }
       ObjectNode result = json.createObjectNode();
       result.put("row", row.id());
+      result.put("round", round);
       result.put("runner", row.runner().id());
       result.set("options", json.valueToTree(row.options()));
       if (ended && Files.isRegularFile(rowOut)) {
-        JsonNode measured = json.readTree(rowOut.toFile());
-        result.setAll((ObjectNode) measured);
+        JsonNode fromRow = json.readTree(rowOut.toFile());
+        result.setAll((ObjectNode) fromRow);
       } else {
         result.put("error", ended ? "no result (exit " + process.exitValue() + "; see " + rowDir.resolve("output.log")
             + ")" : "killed after " + timeoutSeconds + " s");
@@ -150,12 +162,44 @@ public final class BenchCommand implements Callable<Integer> {
       results.add(result);
       double steady = result.path("steadyElementsPerSec").asDouble(0);
       double ideal = result.path("idealElementsPerSec").asDouble(0);
+      if (rowOk) {
+        measured.computeIfAbsent(row.id(), k -> new ArrayList<>())
+            .add(new double[] {steady, ideal > 0 ? steady / ideal : 0, result.path("cpuMsPerElement").asDouble(0)});
+      }
       System.out.printf(Locale.ROOT, "%-16s %9d %9d %12.1f %12.1f %8.0f%% %10.3f%s%n", row.id(), row.inFlight(),
           elements, steady, ideal, ideal > 0 ? 100 * steady / ideal : 0, result.path("cpuMsPerElement").asDouble(0),
           rowOk ? "" : "  FAILED: " + result.path("error").asText());
       json.writeValue(dir.resolve("results.json").toFile(), doc); // after each row: a partial run keeps its rows
     }
+    }
+    if (repeats > 1) {
+      ArrayNode summary = doc.putArray("summary");
+      System.out.printf(Locale.ROOT, "%nmedian of %d rounds (min-max):%n%-16s %22s %18s %10s%n", repeats, "row",
+          "steady el/s", "of ideal", "CPU ms/el");
+      for (java.util.Map.Entry<String, List<double[]>> e : measured.entrySet()) {
+        double[] steady = e.getValue().stream().mapToDouble(v -> v[0]).sorted().toArray();
+        double[] share = e.getValue().stream().mapToDouble(v -> v[1]).sorted().toArray();
+        double[] cpu = e.getValue().stream().mapToDouble(v -> v[2]).sorted().toArray();
+        ObjectNode row = summary.addObject();
+        row.put("row", e.getKey());
+        row.put("runs", steady.length);
+        row.put("medianSteadyElementsPerSec", median(steady));
+        row.put("minSteadyElementsPerSec", steady[0]);
+        row.put("maxSteadyElementsPerSec", steady[steady.length - 1]);
+        row.put("medianShareOfIdeal", median(share));
+        row.put("medianCpuMsPerElement", median(cpu));
+        System.out.printf(Locale.ROOT, "%-16s %9.1f (%5.1f-%5.1f) %5.0f%% (%3.0f-%3.0f) %10.3f%n", e.getKey(),
+            median(steady), steady[0], steady[steady.length - 1], 100 * median(share), 100 * share[0],
+            100 * share[share.length - 1], median(cpu));
+      }
+      json.writeValue(dir.resolve("results.json").toFile(), doc);
+    }
     System.out.println("results: " + dir.resolve("results.json"));
     return ok ? 0 : 1;
+  }
+
+  private static double median(double[] sorted) {
+    int n = sorted.length;
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 }
