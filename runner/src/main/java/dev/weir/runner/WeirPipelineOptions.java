@@ -59,9 +59,10 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, 
 
   @Description("Worker threads per container on which ParDos run @ProcessElement concurrently, for DoFns "
       + "that wait on a service (an HTTP call, a database lookup) per element; 0 to 10000. 0 (the default): every "
-      + "ParDo runs on its container's thread, exactly as without this option. Above 0: the stateless ParDos "
-      + "without side inputs (or those named by --concurrentParDos) run up to --taskMaxConcurrency elements per "
-      + "task at a time on these threads, each on its own DoFn instance. Samza's job.container.thread.pool.size; "
+      + "ParDo runs on its container's thread, exactly as without this option. Above 0: the ParDos without side "
+      + "inputs (or those named by --concurrentParDos) run up to --taskMaxConcurrency elements per task at a time "
+      + "on these threads, each on its own DoFn instance; a stateful DoFn's elements and timers of one key run one "
+      + "at a time, in order. Samza's job.container.thread.pool.size; "
       + "Beam's Samza runner calls it numThreadsForProcessElement. See docs/concurrency.md.")
   @Default.Integer(0)
   int getContainerThreadPoolSize();
@@ -77,8 +78,8 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, 
 
   @Description("With --containerThreadPoolSize above 0, the ParDos that run concurrently: full transform names, "
       + "each also naming the transforms inside a composite of that name (e.g. Enrich covers Enrich/ParMultiDo(Lookup)). "
-      + "Unset: every stateless ParDo without side inputs. A name that matches no ParDo, or only ParDos that must "
-      + "run in order (stateful or splittable DoFns, side inputs, @RequiresStableInput), fails the job at start.")
+      + "Unset: every ParDo that may (not with side inputs, @RequiresTimeSortedInput, @RequiresStableInput, or a "
+      + "splittable DoFn). A name that selects no ParDo that may fails the job at start.")
   java.util.List<String> getConcurrentParDos();
 
   void setConcurrentParDos(java.util.List<String> concurrentParDos);

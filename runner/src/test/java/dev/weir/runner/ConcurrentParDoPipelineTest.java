@@ -258,27 +258,176 @@ class ConcurrentParDoPipelineTest {
         .hasStackTraceContaining("IllegalArgumentException: element seven on weir-container-0-worker-");
   }
 
-  /** Counts per key in state: must stay on the container thread, in key order. */
-  static final class CountInState extends DoFn<KV<Long, Long>, Long> {
+  /**
+   * Counts each key's elements in state (read, then write: a second call of the same key running
+   * at the same time would lose an update) and emits the count when the window's end-of-window
+   * timer fires; the first {@code together} calls of different keys wait until that many are
+   * inside at once, so the job fails unless keys run concurrently.
+   */
+  static final class CountPerKey extends DoFn<KV<Long, Long>, KV<Long, Long>> {
+    private final String probeId;
+    @StateId("n")
+    private final StateSpec<ValueState<Long>> n = StateSpecs.value();
+    @StateId("seen")
+    private final StateSpec<org.apache.beam.sdk.state.BagState<Long>> seen = StateSpecs.bag();
+    @TimerId("end")
+    private final org.apache.beam.sdk.state.TimerSpec end =
+        org.apache.beam.sdk.state.TimerSpecs.timer(org.apache.beam.sdk.state.TimeDomain.EVENT_TIME);
+    private transient Probe probe;
+    private transient AtomicInteger busy;
+    private static final Map<String, Map<Long, AtomicInteger>> PER_KEY = new ConcurrentHashMap<>();
+
+    CountPerKey(String probeId) {
+      this.probeId = probeId;
+    }
+
+    @Setup
+    public void setUp() {
+      probe = PROBES.get(probeId);
+      busy = new AtomicInteger();
+      probe.setUps.incrementAndGet();
+    }
+
+    private AtomicInteger keyInside(long key) {
+      return PER_KEY.computeIfAbsent(probeId, k -> new ConcurrentHashMap<>()).computeIfAbsent(key,
+          k -> new AtomicInteger());
+    }
+
+    @ProcessElement
+    public void process(@Element KV<Long, Long> kv, @StateId("n") ValueState<Long> n,
+        @StateId("seen") org.apache.beam.sdk.state.BagState<Long> seen, @TimerId("end") org.apache.beam.sdk.state.Timer end,
+        org.apache.beam.sdk.transforms.windowing.BoundedWindow window) throws InterruptedException {
+      if (busy.incrementAndGet() != 1 | keyInside(kv.getKey()).incrementAndGet() != 1) {
+        probe.overlaps.incrementAndGet();
+      }
+      int now = probe.inside.incrementAndGet();
+      probe.mostInside.accumulateAndGet(now, Math::max);
+      probe.threads.put(Thread.currentThread().getName(), true);
+      try {
+        CountDownLatch together = probe.together;
+        if (together.getCount() > 0 && kv.getValue() == 0) { // the first element of each key
+          together.countDown();
+          if (!together.await(20, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("keys did not run concurrently");
+          }
+        }
+        Long before = n.read();
+        Thread.sleep(ThreadLocalRandom.current().nextLong(3));
+        n.write((before == null ? 0 : before) + 1);
+        seen.add(kv.getValue());
+        end.set(window.maxTimestamp());
+      } finally {
+        probe.inside.decrementAndGet();
+        keyInside(kv.getKey()).decrementAndGet();
+        busy.decrementAndGet();
+      }
+    }
+
+    @OnTimer("end")
+    public void onEnd(@Key Long key, @StateId("n") ValueState<Long> n,
+        @StateId("seen") org.apache.beam.sdk.state.BagState<Long> seen, OutputReceiver<KV<Long, Long>> out) {
+      long distinct = java.util.stream.StreamSupport.stream(seen.read().spliterator(), false).distinct().count();
+      out.output(KV.of(key, n.read() * 1000 + distinct));
+    }
+
+    @Teardown
+    public void tearDown() {
+      probe.tearDowns.incrementAndGet();
+    }
+  }
+
+  @ParameterizedTest(name = "streaming={0}")
+  @CsvSource({"false", "true"})
+  @Timeout(120)
+  void aStatefulDoFnRunsOneCallAtATimePerKeyWhileKeysRunTogetherAndLosesNoUpdate(boolean streaming) {
+    int keys = 6;
+    long perKey = 40;
+    String id = newProbe(3);
+    Pipeline p = Pipeline.create(options(streaming, 4, 4, 2));
+    List<KV<Long, Long>> input = new ArrayList<>();
+    for (long i = 0; i < perKey; i++) {
+      for (long k = 0; k < keys; k++) {
+        input.add(KV.of(k, i));
+      }
+    }
+    PCollection<KV<Long, Long>> counts = p.apply(Create.of(input)).apply("Count", ParDo.of(new CountPerKey(id)));
+    List<KV<Long, Long>> expected = new ArrayList<>();
+    for (long k = 0; k < keys; k++) {
+      expected.add(KV.of(k, perKey * 1000 + perKey)); // every update kept, every element seen once
+    }
+    PAssert.that(counts).containsInAnyOrder(expected);
+    p.run().waitUntilFinish();
+
+    Probe probe = PROBES.remove(id);
+    assertThat(probe.overlaps).as("calls of one key, or into one instance, that overlapped").hasValue(0);
+    assertThat(probe.mostInside.get()).as("keys in @ProcessElement at once").isGreaterThanOrEqualTo(3);
+    assertThat(probe.threads.keySet()).allMatch(name -> name.contains("-worker-"));
+    assertThat(probe.tearDowns.get()).isEqualTo(probe.setUps.get());
+  }
+
+  /** Sets one event-time timer a second after each element and outputs the window it fires in. */
+  static final class WindowOfTimer extends DoFn<KV<String, Integer>, String> {
+    @TimerId("t")
+    private final org.apache.beam.sdk.state.TimerSpec t =
+        org.apache.beam.sdk.state.TimerSpecs.timer(org.apache.beam.sdk.state.TimeDomain.EVENT_TIME);
+
+    @ProcessElement
+    public void process(@TimerId("t") org.apache.beam.sdk.state.Timer timer) {
+      timer.offset(Duration.standardSeconds(1)).setRelative();
+    }
+
+    @OnTimer("t")
+    public void onTimer(org.apache.beam.sdk.transforms.windowing.BoundedWindow window, OutputReceiver<String> out) {
+      out.output(window.toString());
+    }
+  }
+
+  @ParameterizedTest(name = "streaming={0}")
+  @CsvSource({"false", "true"})
+  @Timeout(60)
+  void anElementInThreeSlidingWindowsFiresItsTimerOnceInEach(boolean streaming) {
+    WeirPipelineOptions options = options(streaming, 4, 3, 2);
+    options.setContainers(2);
+    Pipeline p = Pipeline.create(options);
+    PCollection<String> fired = p.apply(Create.timestamped(TimestampedValue.of(KV.of("hello", 37), new Instant(0))))
+        .apply(Window.into(org.apache.beam.sdk.transforms.windowing.SlidingWindows.of(Duration.standardMinutes(3))
+            .every(Duration.standardMinutes(1))))
+        .apply(ParDo.of(new WindowOfTimer()));
+    PAssert.that(fired).containsInAnyOrder(
+        new org.apache.beam.sdk.transforms.windowing.IntervalWindow(new Instant(-120_000), new Instant(60_000)).toString(),
+        new org.apache.beam.sdk.transforms.windowing.IntervalWindow(new Instant(-60_000), new Instant(120_000)).toString(),
+        new org.apache.beam.sdk.transforms.windowing.IntervalWindow(new Instant(0), new Instant(180_000)).toString());
+    p.run().waitUntilFinish();
+  }
+
+  /** A stateful DoFn with a side input: must stay on its container's thread. */
+  static final class CountWithSide extends DoFn<KV<Long, Long>, Long> {
+    private final org.apache.beam.sdk.values.PCollectionView<Long> side;
     @StateId("n")
     private final StateSpec<ValueState<Long>> n = StateSpecs.value();
 
+    CountWithSide(org.apache.beam.sdk.values.PCollectionView<Long> side) {
+      this.side = side;
+    }
+
     @ProcessElement
-    public void process(@StateId("n") ValueState<Long> n, OutputReceiver<Long> out) {
-      long next = (n.read() == null ? 0 : n.read()) + 1;
-      n.write(next);
-      out.output(next);
+    public void process(ProcessContext c, @StateId("n") ValueState<Long> n) {
+      n.write(c.sideInput(side));
+      c.output(c.sideInput(side));
     }
   }
 
   @Test
-  void aNameThatSelectsOnlyAStatefulParDoFailsTheJobNamingItAndWhy() {
+  void aNameThatSelectsOnlyAParDoThatMustStayOnItsThreadFailsTheJobNamingItAndWhy() {
     WeirPipelineOptions options = options(false, 2, 2, 1);
     options.setConcurrentParDos(List.of("Counted"));
     Pipeline p = Pipeline.create(options);
-    p.apply(Create.of(range(4))).apply(WithKeys.of(1L)).apply("Counted", ParDo.of(new CountInState()));
+    org.apache.beam.sdk.values.PCollectionView<Long> side =
+        p.apply("Side", Create.of(1L)).apply(org.apache.beam.sdk.transforms.View.asSingleton());
+    p.apply(Create.of(range(4))).apply(WithKeys.of(1L))
+        .apply("Counted", ParDo.of(new CountWithSide(side)).withSideInputs(side));
     assertThatThrownBy(p::run).hasStackTraceContaining("--concurrentParDos entry 'Counted' selects no ParDo")
-        .hasStackTraceContaining("Counted/ParMultiDo(CountInState)=stateful DoFn");
+        .hasStackTraceContaining("Counted/ParMultiDo(CountWithSide)=stateful DoFn with side inputs");
   }
 
   @Test

@@ -74,6 +74,11 @@ final class ContainerWorkers implements ProcessElementWorkers {
   }
 
   @Override
+  public boolean onLoopThread() {
+    return mailbox.isOwner();
+  }
+
+  @Override
   public int taskMaxConcurrency() {
     return taskMaxConcurrency;
   }

@@ -76,6 +76,11 @@ public final class Mailbox {
     return ran;
   }
 
+  /** Whether the calling thread is the owner. Any thread. */
+  public boolean isOwner() {
+    return Thread.currentThread() == owner;
+  }
+
   /** Whether no letter waits. Any thread; a volatile read. */
   public boolean isEmpty() {
     return letters.isEmpty();

@@ -28,6 +28,9 @@ public interface ProcessElementWorkers {
   /** Hands {@code letter} to the container's run loop (its mailbox). Any thread; never blocks. */
   void toLoop(Runnable letter);
 
+  /** Whether the calling thread is the container's (the loop's) thread. */
+  boolean onLoopThread();
+
   /** Elements one operator of one task may have in flight at most ({@code --taskMaxConcurrency}), at least 1. */
   int taskMaxConcurrency();
 

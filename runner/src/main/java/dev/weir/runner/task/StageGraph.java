@@ -2,7 +2,7 @@ package dev.weir.runner.task;
 
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.metrics.StepScope;
-import dev.weir.runner.operators.ConcurrentParDoOperator;
+import dev.weir.runner.operators.ConcurrentOperator;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.Receiver;
@@ -49,8 +49,8 @@ final class StageGraph {
   final StreamWriter[] writerAt;
   /** The task's stream writers, in node order. */
   final List<StreamWriter> writers = new ArrayList<>();
-  /** The nodes that run {@code @ProcessElement} on worker threads; usually none. */
-  private final ConcurrentParDoOperator<?, ?>[] concurrent;
+  /** The nodes that run user code on worker threads; usually none. */
+  private final ConcurrentOperator[] concurrent;
   /** The task's inputs, in input order. */
   final TaskInput[] inputs;
   /** Per node: its span tag, the PTransform's full name (a writer's: its stream's name). */
@@ -85,13 +85,13 @@ final class StageGraph {
         operators[node.index()] = node.factory().create();
       }
     }
-    List<ConcurrentParDoOperator<?, ?>> concurrentNodes = new ArrayList<>();
+    List<ConcurrentOperator> concurrentNodes = new ArrayList<>();
     for (Operator operator : operators) {
-      if (operator instanceof ConcurrentParDoOperator<?, ?> c) {
+      if (operator instanceof ConcurrentOperator c && c.concurrent()) {
         concurrentNodes.add(c);
       }
     }
-    this.concurrent = concurrentNodes.toArray(new ConcurrentParDoOperator<?, ?>[0]);
+    this.concurrent = concurrentNodes.toArray(new ConcurrentOperator[0]);
     this.inputs = new TaskInput[inputPartitions.size()];
     for (int i = 0; i < inputs.length; i++) {
       inputs[i] = TaskInput.of(stage, i, inputPartitions.get(i), operators);
@@ -250,12 +250,12 @@ final class StageGraph {
   }
 
   /**
-   * Whether a node that runs {@code @ProcessElement} on worker threads has as many elements in
-   * flight as it may ({@link ConcurrentParDoOperator#saturated()}): the task then takes no input.
+   * Whether a node that runs user code on worker threads has as many calls in flight as it may
+   * ({@link ConcurrentOperator#saturated()}): the task then takes no input.
    * A loop over an array that is empty unless the job asked for concurrency.
    */
   boolean saturated() {
-    for (ConcurrentParDoOperator<?, ?> operator : concurrent) {
+    for (ConcurrentOperator operator : concurrent) {
       if (operator.saturated()) {
         return true;
       }

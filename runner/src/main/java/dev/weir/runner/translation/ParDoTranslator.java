@@ -24,7 +24,8 @@ import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
  *
  * <p>With {@code --containerThreadPoolSize} above 0, a stateless ParDo without side inputs or
  * {@code @RequiresStableInput} that {@code --concurrentParDos} selects (all, if unset) becomes a
- * {@link ConcurrentParDoOperator} instead, fused the same way.
+ * {@link ConcurrentParDoOperator} instead, fused the same way (stateful ones: see
+ * {@link StatefulParDoTranslator}).
  */
 final class ParDoTranslator implements TransformTranslator {
   @Override
@@ -43,7 +44,6 @@ final class ParDoTranslator implements TransformTranslator {
     TranslationContext.Producer from = context.producerOf(parts.input(), node);
     if (signature.usesState() || signature.usesTimers() || signature.onWindowExpiration() != null
         || signature.processElement().requiresTimeSortedInput()) {
-      context.runsConcurrently(node, "stateful DoFn (runs in key order on its container's thread)");
       StatefulParDoTranslator.translate(node, context, parts, from);
       return;
     }

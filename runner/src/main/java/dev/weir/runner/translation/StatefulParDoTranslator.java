@@ -13,7 +13,9 @@ import org.apache.beam.sdk.runners.TransformHierarchy;
  * a SHUFFLE partitioned by the input's key, so that every key's state and timers live in one task,
  * entered by a {@link StatefulParDoOperator}; its side inputs, if any, arrive on one BROADCAST
  * stream per view, as for a stateless ParDo. Not supported: an input that is not KV-coded, and
- * merging windows.
+ * merging windows. With {@code --containerThreadPoolSize} above 0 and {@code --concurrentParDos}
+ * selecting it (or unset), one without side inputs, {@code @RequiresTimeSortedInput} or
+ * {@code @RequiresStableInput} runs in the operator's concurrent mode (in key order).
  */
 final class StatefulParDoTranslator {
   private StatefulParDoTranslator() {}
@@ -22,6 +24,10 @@ final class StatefulParDoTranslator {
   @SuppressWarnings({"unchecked", "rawtypes"})
   static void translate(TransformHierarchy.Node node, TranslationContext context, ParDoParts parts,
       TranslationContext.Producer from) {
+    DoFnSignature signature = DoFnSignatures.getSignature(parts.fn().getClass());
+    boolean concurrent = context.runsConcurrently(node, !parts.views().isEmpty() ? "stateful DoFn with side inputs"
+        : signature.processElement().requiresTimeSortedInput() ? "@RequiresTimeSortedInput"
+        : signature.processElement().requiresStableInput() ? "@RequiresStableInput" : null);
     if (!(parts.inputCoder() instanceof KvCoder<?, ?> kvCoder)) {
       throw TranslationContext.unsupported(node, "stateful ParDo input coder is not a KvCoder: " + parts.inputCoder());
     }
@@ -31,11 +37,11 @@ final class StatefulParDoTranslator {
     }
     TranslationContext.Cut cut = context.cutShuffle(from, kvCoder.getKeyCoder(), node);
     KvCoder kv = kvCoder;
-    DoFnSignature signature = DoFnSignatures.getSignature(parts.fn().getClass());
     SerializedCopies copies = new SerializedCopies<>(parts.fn()); // one serialized form for all tasks
-    NodeSpec spec = cut.enter(node.getFullName(), "StatefulParDo", () -> ParDoTranslator.stable(signature, parts,
-        new StatefulParDoOperator(copies, parts.mainTag(), parts.additionalTags(), kv, parts.outputCoders(),
-            parts.windowing(), parts.schema(), parts.sideInputMapping(), parts.views())));
+    NodeSpec spec = cut.enter(node.getFullName(), concurrent ? "StatefulParDo+Concurrent" : "StatefulParDo",
+        () -> ParDoTranslator.stable(signature, parts, new StatefulParDoOperator(copies, parts.mainTag(),
+            parts.additionalTags(), kv, parts.outputCoders(), parts.windowing(), parts.schema(),
+            parts.sideInputMapping(), parts.views(), concurrent)));
     context.broadcastViews(node, cut.stage(), spec, parts.views());
     context.registerOutputs(node, cut.stage(), spec);
   }

@@ -103,8 +103,8 @@ final class TranslationContext {
       if (selected == null || !selected.containsValue(null)) {
         throw new IllegalArgumentException("--concurrentParDos entry '" + name + "' selects no ParDo that can run "
             + "concurrently" + (selected == null ? ": no transform has that name or is inside a composite of it"
-                : ": " + selected) + "; allowed: the full name of a stateless ParDo without side inputs, or of a "
-            + "composite holding one");
+                : ": " + selected) + "; allowed: the full name of a ParDo without side inputs, @RequiresTimeSortedInput or "
+            + "@RequiresStableInput, or of a composite holding one");
       }
     }
     return new JobPlan(stages, streams, translationMetrics);

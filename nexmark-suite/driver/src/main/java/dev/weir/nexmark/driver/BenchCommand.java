@@ -1,8 +1,11 @@
-// Role: `weir bench remote-io`: the remote-I/O scenario of Samza's asynchronous-processing study
-// (one container, 10 partitions, a blocking HTTP call per element answered after 1-100 ms), run as
-// one child JVM per row: Weir sequential, Weir with 10, 30 and 100 calls in flight
-// (--containerThreadPoolSize x --taskMaxConcurrency), and Beam's Flink and Direct runners as they
-// are. Writes results/bench-remote-io-<time>/results.json and prints a table.
+// Role: `weir bench remote-io|rocksdb-miss|cpu-bound`: the three scenarios of Samza's
+// asynchronous-processing study, one child JVM per row. remote-io: one container, 10 partitions, a
+// blocking HTTP call per element answered after 1-100 ms; Weir sequential, with 10, 30 and 100
+// calls in flight (--containerThreadPoolSize x --taskMaxConcurrency), and Beam's Flink and Direct
+// runners as they are. rocksdb-miss: per-key counting whose every state read misses the object
+// cache, 8 partitions, one container, sequential vs 8 threads x 3 in flight. cpu-bound: the same
+// counting with every key in cache, today's path vs one worker thread. Writes
+// results/bench-<scenario>-<time>/results.json and prints a table.
 // Threading: main thread only; each row's JVM runs to its end before the next starts.
 package dev.weir.nexmark.driver;
 
@@ -25,46 +28,71 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code weir bench remote-io [--rows ...] [--scale F] [--out DIR]}. Each row is one child JVM on
- * its runner's classpath running {@code dev.weir.nexmark.harness.RemoteIoBench}; the row's element
- * count is sized so that it runs about 20 s at the rate its concurrency allows ({@code --scale}
- * multiplies it). Exit status 0 when every row counted all its elements, 1 otherwise.
+ * {@code weir bench remote-io|rocksdb-miss|cpu-bound [--rows ...] [--scale F] [--repeats R] [--out DIR]}.
+ * Each row is one child JVM on its runner's classpath running the scenario's harness main
+ * ({@code RemoteIoBench} or {@code StateCountBench}); remote-io rows are sized to run about 20 s
+ * at the rate their concurrency allows, the others by element count ({@code --scale} multiplies
+ * both). Exit status 0 when every row counted all its elements, 1 otherwise, 2 on bad arguments.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-    description = "Concurrency scenarios of Samza's asynchronous-processing study; today: remote-io.")
+    description = "Concurrency scenarios of Samza's asynchronous-processing study: remote-io, rocksdb-miss, cpu-bound.")
 public final class BenchCommand implements Callable<Integer> {
-  static final String MAIN = "dev.weir.nexmark.harness.RemoteIoBench";
-  /** Source partitions (tasks) of every row, as in the study. */
+  static final String REMOTE_IO_MAIN = "dev.weir.nexmark.harness.RemoteIoBench";
+  static final String STATE_COUNT_MAIN = "dev.weir.nexmark.harness.StateCountBench";
+  /** Source partitions (tasks) of every remote-io row, as in the study. */
   static final int PARTITIONS = 10;
+  /** Partitions of the state scenarios' rows, as in the study's RocksDB case. */
+  static final int STATE_PARTITIONS = 8;
 
   /**
-   * One row: a runner with its options and the calls it may have in flight at once.
+   * One row: a runner with its options, the calls it may have in flight at once (remote-io; 0
+   * elsewhere), its element count and the harness main class with its own arguments.
    *
-   * @param elements at a concurrency of {@code inFlight} and 50 ms per call, about 20 s of calls
+   * @param elements remote-io: at {@code inFlight} calls of 50 ms, about 20 s of calls
    */
-  record Row(String id, RunnerKind runner, int inFlight, long elements, List<String> options) {}
+  record Row(String id, RunnerKind runner, int inFlight, long elements, String main, List<String> mainArgs,
+      List<String> options) {}
 
-  static final List<Row> ROWS = List.of(
-      weir("weir-sequential", 0, 1, 1),
-      weir("weir-10", 10, 1, 10),
-      weir("weir-30", 30, 3, 30),
-      weir("weir-100", 100, 10, 100),
-      new Row("flink", RunnerKind.FLINK, PARTITIONS, 4_000, List.of("--runner=FlinkRunner",
-          "--parallelism=" + PARTITIONS)),
-      new Row("direct", RunnerKind.DIRECT, PARTITIONS, 4_000, List.of("--runner=DirectRunner",
-          "--targetParallelism=" + PARTITIONS)));
+  /** The rows of each scenario. */
+  static final java.util.Map<String, List<Row>> SCENARIOS = java.util.Map.of(
+      "remote-io", List.of(
+          remoteIo("weir-sequential", 0, 1, 1),
+          remoteIo("weir-10", 10, 1, 10),
+          remoteIo("weir-30", 30, 3, 30),
+          remoteIo("weir-100", 100, 10, 100),
+          new Row("flink", RunnerKind.FLINK, PARTITIONS, 4_000, REMOTE_IO_MAIN, List.of(),
+              List.of("--runner=FlinkRunner", "--parallelism=" + PARTITIONS)),
+          new Row("direct", RunnerKind.DIRECT, PARTITIONS, 4_000, REMOTE_IO_MAIN, List.of(),
+              List.of("--runner=DirectRunner", "--targetParallelism=" + PARTITIONS))),
+      // every read misses the object cache (1,000 entries per container) and goes to RocksDB
+      "rocksdb-miss", List.of(
+          stateCount("weir-sequential", 0, 1, 1_000_000, 1_000_000, "--objectCacheSize=1000"),
+          stateCount("weir-8x3", 8, 3, 1_000_000, 1_000_000, "--objectCacheSize=1000")),
+      // every key stays in the object cache: the cost of handing elements to a worker
+      "cpu-bound", List.of(
+          stateCount("weir-sequential", 0, 1, 1_000, 2_000_000),
+          stateCount("weir-pool-1", 1, 1, 1_000, 2_000_000)));
 
-  private static Row weir(String id, int threads, int perTask, int inFlight) {
-    return new Row(id, RunnerKind.WEIR, inFlight, 400L * inFlight, List.of("--runner=WeirRunner",
-        "--parallelism=" + PARTITIONS, "--containers=1", "--containerThreadPoolSize=" + threads,
-        "--taskMaxConcurrency=" + perTask));
+  private static Row remoteIo(String id, int threads, int perTask, int inFlight) {
+    return new Row(id, RunnerKind.WEIR, inFlight, 400L * inFlight, REMOTE_IO_MAIN, List.of(),
+        List.of("--runner=WeirRunner", "--parallelism=" + PARTITIONS, "--containers=1",
+            "--containerThreadPoolSize=" + threads, "--taskMaxConcurrency=" + perTask));
   }
 
-  @Parameters(index = "0", paramLabel = "SCENARIO", description = "remote-io")
+  private static Row stateCount(String id, int threads, int perTask, long keys, long elements, String... more) {
+    List<String> options = new ArrayList<>(List.of("--runner=WeirRunner", "--parallelism=" + STATE_PARTITIONS,
+        "--containers=1", "--stateBackend=ROCKSDB", "--containerThreadPoolSize=" + threads,
+        "--taskMaxConcurrency=" + perTask));
+    options.addAll(List.of(more));
+    return new Row(id, RunnerKind.WEIR, 0, elements, STATE_COUNT_MAIN, List.of("--keys=" + keys), options);
+  }
+
+  @Parameters(index = "0", paramLabel = "SCENARIO", description = "remote-io, rocksdb-miss or cpu-bound")
   String scenario;
 
   @Option(names = "--rows", split = ",", paramLabel = "ROW",
-      description = "rows to run (default: all): weir-sequential, weir-10, weir-30, weir-100, flink, direct")
+      description = "rows to run (default: all); remote-io: weir-sequential, weir-10, weir-30, weir-100, flink, "
+          + "direct; rocksdb-miss: weir-sequential, weir-8x3; cpu-bound: weir-sequential, weir-pool-1")
   List<String> rows;
 
   @Option(names = "--scale", defaultValue = "1.0",
@@ -84,8 +112,9 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (!"remote-io".equals(scenario)) {
-      System.err.println("weir bench: unknown scenario '" + scenario + "'; allowed: remote-io");
+    List<Row> all = SCENARIOS.get(scenario);
+    if (all == null) {
+      System.err.println("weir bench: unknown scenario '" + scenario + "'; allowed: remote-io, rocksdb-miss, cpu-bound");
       return 2;
     }
     if (repeats < 1) {
@@ -97,30 +126,29 @@ public final class BenchCommand implements Callable<Integer> {
       return 2;
     }
     List<Row> selected = new ArrayList<>();
-    for (Row row : ROWS) {
+    for (Row row : all) {
       if (rows == null || rows.contains(row.id())) {
         selected.add(row);
       }
     }
     if (rows != null && selected.size() != rows.size()) {
       System.err.println("weir bench: unknown row in --rows=" + String.join(",", rows) + "; allowed: "
-          + String.join(", ", ROWS.stream().map(Row::id).toList()));
+          + String.join(", ", all.stream().map(Row::id).toList()));
       return 2;
     }
     SuiteLayout layout = SuiteLayout.discover();
     Path root = out != null ? out : layout.home().resolve("results");
-    Path dir = root.resolve("bench-remote-io-"
+    Path dir = root.resolve("bench-" + scenario + "-"
         + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT)));
     Files.createDirectories(dir);
     ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     ObjectNode doc = json.createObjectNode();
-    doc.put("scenario", "remote-io");
-    doc.put("partitions", PARTITIONS);
+    doc.put("scenario", scenario);
     doc.put("cores", Runtime.getRuntime().availableProcessors());
     ArrayNode results = doc.putArray("rows");
     boolean ok = true;
     System.out.printf(Locale.ROOT, "%-16s %9s %9s %12s %12s %9s %10s%n", "row", "in flight", "elements",
-        "steady el/s", "ideal el/s", "of ideal", "CPU ms/el");
+        "el/s", "ideal el/s", "of ideal", "CPU ms/el");
     java.util.Map<String, List<double[]>> measured = new java.util.LinkedHashMap<>();
     for (int round = 1; round <= repeats; round++) {
     for (Row row : selected) {
@@ -133,10 +161,14 @@ public final class BenchCommand implements Callable<Integer> {
       cmd.addAll(row.runner().jvmFlags());
       cmd.add("-cp");
       cmd.add(layout.classpath(row.runner()));
-      cmd.add(MAIN);
+      cmd.add(row.main());
       cmd.add("--elements=" + elements);
-      cmd.add("--inFlight=" + row.inFlight());
+      if (row.inFlight() > 0) {
+        cmd.add("--inFlight=" + row.inFlight());
+      }
       cmd.add("--out=" + rowOut);
+      cmd.add("--scenario=" + scenario);
+      cmd.addAll(row.mainArgs());
       cmd.addAll(row.options());
       Process process = new ProcessBuilder(cmd).directory(rowDir.toFile()).redirectErrorStream(true)
           .redirectOutput(rowDir.resolve("output.log").toFile()).start();
@@ -160,7 +192,8 @@ public final class BenchCommand implements Callable<Integer> {
       ok &= rowOk;
       result.put("ok", rowOk);
       results.add(result);
-      double steady = result.path("steadyElementsPerSec").asDouble(0);
+      // remote-io: the service's steady rate; the state scenarios: over the whole run
+      double steady = result.path("steadyElementsPerSec").asDouble(result.path("elementsPerSec").asDouble(0));
       double ideal = result.path("idealElementsPerSec").asDouble(0);
       if (rowOk) {
         measured.computeIfAbsent(row.id(), k -> new ArrayList<>())

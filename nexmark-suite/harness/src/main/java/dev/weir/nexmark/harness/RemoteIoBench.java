@@ -75,7 +75,7 @@ public final class RemoteIoBench {
     List<String> pipelineArgs = new ArrayList<>();
     for (String arg : args) {
       String name = arg.startsWith("--") && arg.contains("=") ? arg.substring(2, arg.indexOf('=')) : "";
-      if (List.of("elements", "out", "minDelayMs", "maxDelayMs", "inFlight").contains(name)) {
+      if (List.of("elements", "out", "minDelayMs", "maxDelayMs", "inFlight", "scenario").contains(name)) {
         own.put(name, arg.substring(arg.indexOf('=') + 1));
       } else {
         pipelineArgs.add(arg);

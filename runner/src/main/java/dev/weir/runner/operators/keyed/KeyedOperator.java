@@ -162,7 +162,8 @@ abstract class KeyedOperator<K> implements Operator {
       deliveredMs = inputWatermarkMs;
       onInputWatermark(new Instant(inputWatermarkMs)); // one Instant per advance, not per firing
     }
-    for (int fired = 0; fired < timerBudget && hasReadyTimers() && !outputBlocked.getAsBoolean(); ) {
+    for (int fired = 0;
+        fired < timerBudget && hasReadyTimers() && !awaitingInFlight() && !outputBlocked.getAsBoolean(); ) {
       fired += fireNextTimer(timerBudget - fired);
     }
     return !hasReadyTimers();
@@ -173,6 +174,15 @@ abstract class KeyedOperator<K> implements Operator {
    * make the event-time timers before it ready, normally through {@link #makeTimersReady}.
    */
   protected abstract void onInputWatermark(Instant inputWatermark);
+
+  /**
+   * Whether the advance cannot go on now although it is not complete: only calls running on worker
+   * threads keep it open (a stateful ParDo's concurrent mode), and nothing may fire until they
+   * completed; the task keeps asking on every pass. By default false.
+   */
+  protected boolean awaitingInFlight() {
+    return false;
+  }
 
   /** Whether event-time timers of a watermark advance, or (if sliced) processing-time timers before the last tick, wait to fire. */
   private boolean hasReadyTimers() {

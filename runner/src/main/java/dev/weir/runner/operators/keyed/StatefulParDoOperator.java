@@ -2,6 +2,9 @@ package dev.weir.runner.operators.keyed;
 
 import dev.weir.runner.compat.BeamTimers;
 import dev.weir.runner.operators.BundleFinalizers;
+import dev.weir.runner.operators.ConcurrentDoFnCalls;
+import dev.weir.runner.operators.ConcurrentOperator;
+import dev.weir.runner.operators.OwnerCalls;
 import dev.weir.runner.operators.DoFnLifecycle;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.OperatorSnapshot;
@@ -94,10 +97,31 @@ import org.joda.time.Instant;
  * timers' output holds and the earliest pushed-back element's timestamp (and, while timers wait to
  * fire, the earliest of them). Every bundle that ran asks the container for a state commit.
  *
- * <p>Threading: confined to the task's container thread.
+ * <h2>Concurrent mode</h2>
+ *
+ * Translated with {@code concurrent} ({@code --containerThreadPoolSize} above 0, no side inputs, no
+ * {@code @RequiresTimeSortedInput}), elements become calls that {@link ConcurrentDoFnCalls} runs
+ * on the container's worker threads, each on one of up to {@code --taskMaxConcurrency} DoFn
+ * instances (own {@code @Setup}, {@code @Teardown}, bundles and runners-core runner), one at a time
+ * per key and in the order they were submitted, keys in parallel. A timer fires on the container
+ * thread, on an idle instance, when its key has no call in flight (so a chain of timers that set
+ * timers runs at the sequential path's speed, not one worker round trip per firing); behind the
+ * key's calls in flight, on a worker, otherwise. State and timers stay the container thread's: an instance reaches them through
+ * {@link OwnerCalls} proxies bound to its call's key, whose every call runs on the container thread
+ * (the object cache keeps its single owner). Watermarks: an element in flight holds the watermark
+ * the timers and runners-core see at the input watermark it arrived under (so no timer that a
+ * later advance makes ready fires before it, and it is judged late as it would have been on
+ * arrival), and the output watermark at its timestamp (a timer in flight: at its output
+ * timestamp). An advance is not complete while a timer firing is in flight (it may set timers
+ * that fire in the same advance), nor, at the end of input, while any call is; meanwhile
+ * {@link #awaitingInFlight()} keeps the task asking. A checkpoint waits until no call is in flight.
+ *
+ * <p>Threading: confined to the task's container thread (in concurrent mode, but for the calls
+ * on worker threads, which touch only their instance and reach state through the container thread).
  */
 @Internal
-public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> implements SideInputConsumer {
+public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
+    implements SideInputConsumer, ConcurrentOperator {
 
   /** The user's DoFn, serialized once for all tasks of this transform; each task opens a copy. */
   private final SerializedCopies<DoFn<KV<K, V>, OutT>> fn;
@@ -130,6 +154,25 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   private DoFnRunner<KV<K, V>, OutT> runner;
   /** The end of input's firings are done; later processing-time ticks fire nothing. */
   private boolean ended;
+  /** Whether elements and timers run on the container's worker threads (translated so). */
+  private final boolean concurrent;
+  /** In concurrent mode: the task's DoFn instances and the calls they run, in key order; else null. */
+  private ConcurrentDoFnCalls<KeyedCall> calls;
+  /** In concurrent mode: timer firings handed to {@link #calls} and not yet completed. */
+  private int timersInFlight;
+
+  /**
+   * One call of the concurrent mode: an element or a timer firing of one key.
+   *
+   * @param watermarkMs for an element, the input watermark delivered when it arrived: the timers
+   *     and runners-core see no later watermark until it ran ({@link Long#MAX_VALUE} for a timer)
+   */
+  private record KeyedCall(KeyContext<?> key, WindowedValue<?> element, KeyedTimers.Entry timer, long watermarkMs) {
+    /** The least timestamp the call may output at: the element's, or the timer's output timestamp. */
+    long outputHoldMs() {
+      return timer == null ? element.getTimestamp().getMillis() : timer.data().getOutputTimestamp().getMillis();
+    }
+  }
 
   /** Describes the ParDo; nothing is instantiated until {@link #open}. */
   public StatefulParDoOperator(
@@ -161,7 +204,28 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
       DoFnSchemaInformation schemaInformation,
       Map<String, PCollectionView<?>> sideInputMapping,
       List<PCollectionView<?>> sideInputViews) {
+    this(fn, mainTag, additionalTags, inputCoder, outputCoders, windowingStrategy, schemaInformation, sideInputMapping,
+        sideInputViews, false);
+  }
+
+  /**
+   * Describes the ParDo as above; with {@code concurrent} (no side inputs, no
+   * {@code @RequiresTimeSortedInput}), its elements and timers run on the container's worker
+   * threads, one at a time per key ({@code --containerThreadPoolSize}).
+   */
+  public StatefulParDoOperator(
+      SerializedCopies<DoFn<KV<K, V>, OutT>> fn,
+      TupleTag<OutT> mainTag,
+      List<TupleTag<?>> additionalTags,
+      KvCoder<K, V> inputCoder,
+      Map<TupleTag<?>, Coder<?>> outputCoders,
+      WindowingStrategy<?, ?> windowingStrategy,
+      DoFnSchemaInformation schemaInformation,
+      Map<String, PCollectionView<?>> sideInputMapping,
+      List<PCollectionView<?>> sideInputViews,
+      boolean concurrent) {
     super(inputCoder.getKeyCoder(), true); // each pending user timer holds the output watermark
+    this.concurrent = concurrent;
     this.sideInputViews = sideInputViews;
     this.fn = fn;
     this.mainTag = mainTag;
@@ -177,6 +241,16 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void open(OperatorContext context) {
     openKeyed(context, windowingStrategy.getWindowFn().windowCoder());
+    if (concurrent) {
+      if (context.workers() == null) {
+        throw new IllegalStateException(context.stepName() + " was translated for concurrent @ProcessElement, but "
+            + "its container has no worker threads (--containerThreadPoolSize)");
+      }
+      OwnerCalls owner = new OwnerCalls(context.workers());
+      calls = new ConcurrentDoFnCalls<>(context, new OutputRouter(context, mainTag, additionalTags, true),
+          out -> newInstance(context, owner, out), call -> call.key().id(), this::startFiring);
+      return;
+    }
     lifecycle = new DoFnLifecycle(context);
     DoFn<KV<K, V>, OutT> fn = lifecycle.setUp(this.fn.newCopy(), context.options());
     StateInternals currentState = keys.currentState();
@@ -250,6 +324,11 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   public void acceptKeyed(byte[] keyBytes, WindowedValue<?> element) {
     WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
     KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
+    if (calls != null) {
+      startBundleIfNeeded();
+      calls.submit(new KeyedCall(key, kv, null, inputWatermark.getMillis()));
+      return;
+    }
     setCurrent(key);
     startBundleIfNeeded();
     if (pushbackRunner == null) {
@@ -322,8 +401,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
    * timestamp; once they fired, the watermarks runners-core sees advance to it.
    */
   private void startFiring() {
-    long pushedBackMinMs = pushedBackMinMs();
-    makeTimersReady(pushedBackMinMs < inputWatermark.getMillis() ? new Instant(pushedBackMinMs) : inputWatermark);
+    long holdMs = Math.min(pushedBackMinMs(), calls == null ? Long.MAX_VALUE : calls.minOf(KeyedCall::watermarkMs));
+    makeTimersReady(holdMs < inputWatermark.getMillis() ? new Instant(holdMs) : inputWatermark);
   }
 
   /** An event-time timer if one is ready, else (at the end of input) the next pending processing-time timer. */
@@ -348,6 +427,9 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   protected boolean firingLeft() {
     if (super.firingLeft()) {
       return true;
+    }
+    if (inFlightFiring()) {
+      return true; // a firing in flight may set timers that fire in this advance
     }
     if (ended || firingTo().isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       return false;
@@ -386,19 +468,131 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
   @SuppressWarnings("unchecked")
   protected void fireTimer(KeyedTimers.Entry ready) {
     KeyContext<K> key = (KeyContext<K>) ready.key();
-    TimerInternals.TimerData timer = ready.data();
+    startBundleIfNeeded();
+    if (calls != null) {
+      KeyedCall call = new KeyedCall(key, null, ready, Long.MAX_VALUE);
+      if (!calls.runHereIfKeyIdle(call)) { // else behind the key's calls in flight, on a worker
+        timersInFlight++;
+        calls.submit(call);
+      }
+      return;
+    }
+    setCurrent(key);
+    fire(runner, key, ready.data());
+  }
+
+  /** Fires {@code timer} of {@code key} through {@code runner} ({@code @OnTimer}, or the window's state cleanup). */
+  private static <K, V, OutT> void fire(DoFnRunner<KV<K, V>, OutT> runner, KeyContext<K> key,
+      TimerInternals.TimerData timer) {
     StateNamespace namespace = timer.getNamespace();
     BoundedWindow window = namespace instanceof StateNamespaces.WindowNamespace<?> w
         ? w.getWindow() : org.apache.beam.sdk.transforms.windowing.GlobalWindow.INSTANCE;
-    setCurrent(key);
-    startBundleIfNeeded();
     BeamTimers.fire(runner, timer.getTimerId(), timer.getTimerFamilyId(), key.key(), window, timer.getTimestamp(),
         timer.getOutputTimestamp(), timer.getDomain(), BeamTimers.causedByDrain(timer));
   }
 
+  /**
+   * Whether, in concurrent mode, the advance to {@link #firingTo()} must wait for calls in flight:
+   * a timer firing (it may set timers that fire in the same advance), or, at the end of input,
+   * any call (its effects belong before the end's firings).
+   */
+  private boolean inFlightFiring() {
+    if (calls == null) {
+      return false;
+    }
+    if (timersInFlight > 0) {
+      return true;
+    }
+    Instant to = firingTo();
+    return to != null && !to.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE) && calls.busy();
+  }
+
+  /** Nothing can fire now, only calls in flight keep the advance open: the task waits for their completion. */
+  @Override
+  protected boolean awaitingInFlight() {
+    return inFlightFiring() && !timers.hasReadyEventTimer(); // the end's processing-time timers wait too
+  }
+
+  /**
+   * One instance of the concurrent mode: its own DoFn copy (set up now), runner and finalizer, with
+   * state and timers reached through {@link OwnerCalls} for the key of the call it runs.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private ConcurrentDoFnCalls.InstanceRunner<KeyedCall> newInstance(OperatorContext context, OwnerCalls owner,
+      org.apache.beam.sdk.util.WindowedValueMultiReceiver out) {
+    DoFnLifecycle instanceLifecycle = new DoFnLifecycle(context);
+    DoFn<KV<K, V>, OutT> copy = instanceLifecycle.setUp(this.fn.newCopy(), context.options());
+    KeyContext<?>[] callKey = new KeyContext<?>[1]; // written by the worker before its calls, read on the owner
+    StateInternals state = owner.onOwner(StateInternals.class, () -> callKey[0].state());
+    TimerInternals timerCalls = owner.onOwner(TimerInternals.class, () -> {
+      timers.setCurrentKey(callKey[0]);
+      return timers;
+    });
+    BundleFinalizers.Finalizer bundleFinalizer = instanceLifecycle.finalizer();
+    StepContext stepContext = new StepContext() {
+      @Override
+      public StateInternals stateInternals() {
+        return state;
+      }
+
+      @Override
+      public TimerInternals timerInternals() {
+        return timerCalls;
+      }
+
+      @Override
+      public DoFn.BundleFinalizer bundleFinalizer() {
+        return bundleFinalizer;
+      }
+    };
+    DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(context.options(), copy, NullSideInputReader.empty(),
+        out, mainTag, additionalTags, stepContext, inputCoder, outputCoders, windowingStrategy, schemaInformation,
+        sideInputMapping);
+    Coder windowCoder = windowingStrategy.getWindowFn().windowCoder();
+    DoFnRunner<KV<K, V>, OutT> instanceRunner = new StatefulDoFnRunner<>(simple, inputCoder, stepContext,
+        windowingStrategy, new StatefulDoFnRunner.TimeInternalsCleanupTimer<>(timerCalls, windowingStrategy),
+        new StatefulDoFnRunner.StateInternalsStateCleaner<>(copy, state, windowCoder), false);
+    instanceLifecycle.runners(instanceRunner, null);
+    return new ConcurrentDoFnCalls.InstanceRunner<>() {
+      @Override
+      public void startBundle() {
+        instanceLifecycle.startBundle();
+      }
+
+      @Override
+      public void run(KeyedCall call) {
+        callKey[0] = call.key();
+        if (call.timer() == null) {
+          instanceRunner.processElement((WindowedValue<KV<K, V>>) call.element());
+        } else {
+          fire(instanceRunner, (KeyContext<K>) call.key(), call.timer().data());
+        }
+      }
+
+      @Override
+      public void completed(KeyedCall call) {
+        if (call.timer() != null) {
+          timersInFlight--; // only submitted timers complete here: those run here never were in flight
+        }
+      }
+
+      @Override
+      public void finishBundle() {
+        instanceLifecycle.finishBundle();
+      }
+
+      @Override
+      public void tearDown() {
+        instanceLifecycle.tearDown();
+      }
+    };
+  }
+
   @Override
   protected void startRunnerBundle() {
-    lifecycle.startBundle();
+    if (calls == null) {
+      lifecycle.startBundle(); // concurrent mode: each instance starts its own
+    }
   }
 
   /**
@@ -411,6 +605,9 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
     hold = Math.min(hold, pushedBackMinMs());
     hold = Math.min(hold, firingHoldMillis());
     hold = Math.min(hold, endProcessingHolds.minMillis()); // empty unless firing at the end of input
+    if (calls != null) {
+      hold = Math.min(hold, calls.minOf(KeyedCall::outputHoldMs)); // calls in flight output at or after these
+    }
     return new Instant(hold);
   }
 
@@ -421,19 +618,43 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K> im
 
   @Override
   protected void finishRunnerBundle() {
+    if (calls != null) {
+      calls.finishBundle(); // idle instances now, busy ones after their call
+      return;
+    }
     lifecycle.finishBundle(); // its finalization callbacks run after the commit requested before
   }
 
   @Override
   public void close() {
+    if (calls != null) {
+      calls.close();
+    }
     if (lifecycle != null) {
       lifecycle.tearDown();
     }
   }
 
+  /** In concurrent mode: calls in flight or waiting (the task keeps ticking at the end of input until none). */
+  @Override
+  public boolean hasPendingWork() {
+    return calls != null && calls.busy();
+  }
+
+  @Override
+  public boolean concurrent() {
+    return concurrent;
+  }
+
+  /** Whether the concurrent mode's calls are in flight up to {@code --taskMaxConcurrency}: the task takes no input. */
+  @Override
+  public boolean saturated() {
+    return calls != null && calls.saturated();
+  }
+
   @Override
   public boolean readyForCheckpoint() {
-    return pushback == null || pushback.readyForCheckpoint();
+    return (pushback == null || pushback.readyForCheckpoint()) && (calls == null || !calls.busy());
   }
 
   /** Writes the timers and holds ({@link KeyedOperator#snapshot}), then the side inputs' contents. */
