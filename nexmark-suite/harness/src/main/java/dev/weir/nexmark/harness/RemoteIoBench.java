@@ -8,12 +8,9 @@
 // bottleneck, see SERVICE_THREADS).
 package dev.weir.nexmark.harness;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -21,7 +18,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -71,16 +67,8 @@ public final class RemoteIoBench {
   private RemoteIoBench() {}
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> own = new LinkedHashMap<>();
     List<String> pipelineArgs = new ArrayList<>();
-    for (String arg : args) {
-      String name = arg.startsWith("--") && arg.contains("=") ? arg.substring(2, arg.indexOf('=')) : "";
-      if (List.of("elements", "out", "minDelayMs", "maxDelayMs", "inFlight", "scenario").contains(name)) {
-        own.put(name, arg.substring(arg.indexOf('=') + 1));
-      } else {
-        pipelineArgs.add(arg);
-      }
-    }
+    Map<String, String> own = BenchRun.split(args, List.of("elements", "out", "minDelayMs", "maxDelayMs", "inFlight", "scenario"), pipelineArgs);
     if (!own.containsKey("elements") || !own.containsKey("out")) {
       System.err.println("usage: RemoteIoBench --elements=N --out=FILE [--minDelayMs=1] [--maxDelayMs=100] "
           + "[--inFlight=C] <pipeline args>");
@@ -108,12 +96,12 @@ public final class RemoteIoBench {
           .apply("RemoteCall", ParDo.of(new RemoteCall()))
           .apply(Count.globally())
           .apply(ParDo.of(new Record()));
-      long cpu0 = processCpuNs();
+      long cpu0 = BenchRun.processCpuNs();
       long t0 = System.nanoTime();
       PipelineResult result = p.run();
       result.waitUntilFinish();
       long wallNs = System.nanoTime() - t0;
-      long cpuNs = processCpuNs() - cpu0;
+      long cpuNs = BenchRun.processCpuNs() - cpu0;
       doc.put("runner", options.getRunner().getSimpleName());
       doc.put("wallSec", wallNs / 1e9);
       doc.put("elementsPerSec", n / (wallNs / 1e9));
@@ -138,16 +126,10 @@ public final class RemoteIoBench {
     } finally {
       service.stop();
     }
-    Files.writeString(out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc),
-        StandardCharsets.UTF_8);
-    System.out.println(new ObjectMapper().writeValueAsString(doc));
+    BenchRun.write(out, doc);
     System.exit(status);
   }
 
-  private static long processCpuNs() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-        .getProcessCpuTime();
-  }
 
   /** One blocking GET per element; outputs the element once the service answered 200. */
   static final class RemoteCall extends DoFn<Long, Long> {

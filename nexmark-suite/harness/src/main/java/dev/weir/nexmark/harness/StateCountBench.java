@@ -6,11 +6,6 @@
 // Threading: the main thread builds and runs the pipeline; the runner's threads run it.
 package dev.weir.nexmark.harness;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -51,16 +46,8 @@ public final class StateCountBench {
   private StateCountBench() {}
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> own = new LinkedHashMap<>();
     List<String> pipelineArgs = new ArrayList<>();
-    for (String arg : args) {
-      String name = arg.startsWith("--") && arg.contains("=") ? arg.substring(2, arg.indexOf('=')) : "";
-      if (List.of("elements", "keys", "out", "scenario").contains(name)) {
-        own.put(name, arg.substring(arg.indexOf('=') + 1));
-      } else {
-        pipelineArgs.add(arg);
-      }
-    }
+    Map<String, String> own = BenchRun.split(args, List.of("elements", "keys", "out", "scenario"), pipelineArgs);
     if (!own.containsKey("elements") || !own.containsKey("keys") || !own.containsKey("out")) {
       System.err.println("usage: StateCountBench --elements=N --keys=K --out=FILE [--scenario=NAME] <pipeline args>");
       System.exit(2);
@@ -84,12 +71,12 @@ public final class StateCountBench {
           .apply("CountPerKey", ParDo.of(new CountPerKey()))
           .apply(Count.globally())
           .apply(ParDo.of(new Record()));
-      long cpu0 = processCpuNs();
+      long cpu0 = BenchRun.processCpuNs();
       long t0 = System.nanoTime();
       PipelineResult result = p.run();
       result.waitUntilFinish();
       long wallNs = System.nanoTime() - t0;
-      long cpuNs = processCpuNs() - cpu0;
+      long cpuNs = BenchRun.processCpuNs() - cpu0;
       doc.put("runner", options.getRunner().getSimpleName());
       doc.put("wallSec", wallNs / 1e9);
       doc.put("elementsPerSec", n / (wallNs / 1e9));
@@ -104,16 +91,10 @@ public final class StateCountBench {
       status = 1;
       e.printStackTrace();
     }
-    Files.writeString(out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc),
-        StandardCharsets.UTF_8);
-    System.out.println(new ObjectMapper().writeValueAsString(doc));
+    BenchRun.write(out, doc);
     System.exit(status);
   }
 
-  private static long processCpuNs() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-        .getProcessCpuTime();
-  }
 
   /** Reads the key's count, adds one, writes it back; outputs the element's index. */
   static final class CountPerKey extends DoFn<KV<Long, Long>, Long> {

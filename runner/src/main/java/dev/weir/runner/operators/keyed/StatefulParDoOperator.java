@@ -253,24 +253,6 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
     }
     lifecycle = new DoFnLifecycle(context);
     DoFn<KV<K, V>, OutT> fn = lifecycle.setUp(this.fn.newCopy(), context.options());
-    StateInternals currentState = keys.currentState();
-    BundleFinalizers.Finalizer bundleFinalizer = lifecycle.finalizer();
-    StepContext stepContext = new StepContext() {
-      @Override
-      public StateInternals stateInternals() {
-        return currentState;
-      }
-
-      @Override
-      public TimerInternals timerInternals() {
-        return timers;
-      }
-
-      @Override
-      public DoFn.BundleFinalizer bundleFinalizer() {
-        return bundleFinalizer;
-      }
-    };
     SideInputReader reader = NullSideInputReader.empty();
     if (!sideInputViews.isEmpty()) {
       @SuppressWarnings({"unchecked", "rawtypes"})
@@ -299,24 +281,55 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
       reader = pushback.sideInputs();
       pushback.restore(context.restored());
     }
-    DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(
-        context.options(), fn, reader, new OutputRouter(context, mainTag, additionalTags, true), mainTag, additionalTags,
-        stepContext, inputCoder, outputCoders, windowingStrategy, schemaInformation, sideInputMapping);
-    if (DoFnSignatures.getSignature(fn.getClass()).processElement().requiresTimeSortedInput()) {
-      simple = new TimeSortedInputRunner<>(simple, inputCoder, stepContext, windowingStrategy);
-    }
-    Coder windowCoder = windowingStrategy.getWindowFn().windowCoder();
-    // What DoFnRunners.defaultStatefulDoFnRunner builds, minus its rejection of
-    // @RequiresTimeSortedInput (sorted by the TimeSortedInputRunner above instead of runners-core's
-    // in-memory sort of a bag).
-    runner = new StatefulDoFnRunner<>(simple, inputCoder, stepContext, windowingStrategy,
-        new StatefulDoFnRunner.TimeInternalsCleanupTimer<>(timers, windowingStrategy),
-        new StatefulDoFnRunner.StateInternalsStateCleaner<>(fn, currentState, windowCoder), false);
+    runner = statefulRunner(context, fn, reader, new OutputRouter(context, mainTag, additionalTags, true),
+        keys.currentState(), timers, lifecycle.finalizer());
     if (pushback != null) {
       pushbackRunner = SimplePushbackSideInputDoFnRunner.create(runner, pushback.sideInputs().views(),
           pushback.sideInputs());
     }
     lifecycle.runners(runner, pushbackRunner);
+  }
+
+  /**
+   * The runner of one DoFn instance: runners-core's simple runner over {@code fn} writing to
+   * {@code out}, behind a {@link TimeSortedInputRunner} if the DoFn requires time-sorted input,
+   * inside a {@link StatefulDoFnRunner} (late drops, the window's cleanup timer and state cleaner):
+   * what {@code DoFnRunners.defaultStatefulDoFnRunner} builds, minus its rejection of
+   * {@code @RequiresTimeSortedInput} (sorted by the runner above instead of runners-core's
+   * in-memory sort of a bag).
+   *
+   * @param state the state the DoFn and the cleaner see (the current key's, or a worker's proxy)
+   * @param timerInternals the timers they see (the task's, or a worker's proxy)
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private DoFnRunner<KV<K, V>, OutT> statefulRunner(OperatorContext context, DoFn<KV<K, V>, OutT> fn,
+      SideInputReader reader, org.apache.beam.sdk.util.WindowedValueMultiReceiver out, StateInternals state,
+      TimerInternals timerInternals, DoFn.BundleFinalizer finalizer) {
+    StepContext stepContext = new StepContext() {
+      @Override
+      public StateInternals stateInternals() {
+        return state;
+      }
+
+      @Override
+      public TimerInternals timerInternals() {
+        return timerInternals;
+      }
+
+      @Override
+      public DoFn.BundleFinalizer bundleFinalizer() {
+        return finalizer;
+      }
+    };
+    DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(context.options(), fn, reader, out, mainTag,
+        additionalTags, stepContext, inputCoder, outputCoders, windowingStrategy, schemaInformation, sideInputMapping);
+    if (DoFnSignatures.getSignature(fn.getClass()).processElement().requiresTimeSortedInput()) {
+      simple = new TimeSortedInputRunner<>(simple, inputCoder, stepContext, windowingStrategy);
+    }
+    Coder windowCoder = windowingStrategy.getWindowFn().windowCoder();
+    return new StatefulDoFnRunner<>(simple, inputCoder, stepContext, windowingStrategy,
+        new StatefulDoFnRunner.TimeInternalsCleanupTimer<>(timerInternals, windowingStrategy),
+        new StatefulDoFnRunner.StateInternalsStateCleaner<>(fn, state, windowCoder), false);
   }
 
   @Override
@@ -528,30 +541,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
       timers.setCurrentKey(callKey[0]);
       return timers;
     });
-    BundleFinalizers.Finalizer bundleFinalizer = instanceLifecycle.finalizer();
-    StepContext stepContext = new StepContext() {
-      @Override
-      public StateInternals stateInternals() {
-        return state;
-      }
-
-      @Override
-      public TimerInternals timerInternals() {
-        return timerCalls;
-      }
-
-      @Override
-      public DoFn.BundleFinalizer bundleFinalizer() {
-        return bundleFinalizer;
-      }
-    };
-    DoFnRunner<KV<K, V>, OutT> simple = DoFnRunners.simpleRunner(context.options(), copy, NullSideInputReader.empty(),
-        out, mainTag, additionalTags, stepContext, inputCoder, outputCoders, windowingStrategy, schemaInformation,
-        sideInputMapping);
-    Coder windowCoder = windowingStrategy.getWindowFn().windowCoder();
-    DoFnRunner<KV<K, V>, OutT> instanceRunner = new StatefulDoFnRunner<>(simple, inputCoder, stepContext,
-        windowingStrategy, new StatefulDoFnRunner.TimeInternalsCleanupTimer<>(timerCalls, windowingStrategy),
-        new StatefulDoFnRunner.StateInternalsStateCleaner<>(copy, state, windowCoder), false);
+    DoFnRunner<KV<K, V>, OutT> instanceRunner = statefulRunner(context, copy, NullSideInputReader.empty(), out, state,
+        timerCalls, instanceLifecycle.finalizer());
     instanceLifecycle.runners(instanceRunner, null);
     return new ConcurrentDoFnCalls.InstanceRunner<>() {
       @Override
