@@ -46,8 +46,10 @@ import org.junit.jupiter.params.provider.CsvSource;
  * elements of one task really are in flight together; Beam's contract for a DoFn instance (one
  * thread at a time, {@code @Setup}/{@code @Teardown} per instance, {@code @FinishBundle} after its
  * bundle's elements completed) holds; metrics land on the ParDo; windowed results downstream are
- * exact (the in-flight hold keeps the watermark behind elements still running); a DoFn that throws on
- * a worker fails the job with its exception; selection by name and the options' checks.
+ * exact (the in-flight hold keeps the watermark behind elements still running); a stateful DoFn
+ * runs one call per key at a time, keys together, losing no state update, with its timers firing
+ * in their windows; a DoFn that throws on a worker fails the job with its exception; selection by
+ * name and the options' checks.
  */
 class ConcurrentParDoPipelineTest {
 
