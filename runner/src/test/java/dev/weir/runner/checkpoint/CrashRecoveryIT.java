@@ -89,7 +89,7 @@ class CrashRecoveryIT {
    *     {@code @ProcessElement} on worker threads (issue #41), and its results must still equal
    *     those of the uncrashed run without
    */
-  @ParameterizedTest(name = "{0}")
+  @ParameterizedTest(name = "concurrency options [{0}]")
   @ValueSource(strings = {"", "--containerThreadPoolSize=4 --taskMaxConcurrency=3"})
   void aJobKilledTwentyTimesEndsWithTheResultsOfAnUncrashedRun(String concurrency) throws Exception {
     long seed = Long.getLong("weir.crash.seed", new SecureRandom().nextLong());

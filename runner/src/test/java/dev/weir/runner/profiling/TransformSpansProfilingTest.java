@@ -31,12 +31,15 @@ import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.KV;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Per-PTransform spans: without the profiler the span calls are inert (every pipeline test runs
  * them in a plain JVM; this one checks the tracker directly), and under async-profiler (a child
  * JVM started with the agent from the async-profiler jar on the test classpath) the recording's
- * {@code profiler.Span} events are tagged with the pipeline's transform names.
+ * {@code profiler.Span} events are tagged with the pipeline's transform names, also when the
+ * ParDos run on the containers' worker threads (issue 41: each worker has its own step scope).
  */
 class TransformSpansProfilingTest {
 
@@ -55,8 +58,13 @@ class TransformSpansProfilingTest {
     assertThat(one.profiler.Span.start()).isZero(); // not recording: the calls above did nothing
   }
 
-  @Test
-  void profiledPipelineEmitsSpansNamedAfterItsTransforms(@TempDir Path dir) throws Exception {
+  /**
+   * @param concurrency the child's concurrency options, empty for none: with them the ParDos run
+   *     on worker threads, whose spans must carry the same transform names
+   */
+  @ParameterizedTest(name = "concurrency options [{0}]")
+  @ValueSource(strings = {"", "--containerThreadPoolSize=2 --taskMaxConcurrency=2"})
+  void profiledPipelineEmitsSpansNamedAfterItsTransforms(String concurrency, @TempDir Path dir) throws Exception {
     Path lib = extractAgent(dir);
     Path jfr = dir.resolve("run.jfr");
     Path args = dir.resolve("java.args");
@@ -69,6 +77,9 @@ class TransformSpansProfilingTest {
     command.add("-Xmx512m");
     command.add("@" + args);
     command.add(ChildPipeline.class.getName());
+    if (!concurrency.isEmpty()) {
+      command.addAll(List.of(concurrency.split(" ")));
+    }
     java.time.Instant launched = java.time.Instant.now();
     Process child = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(dir.resolve("child.log").toFile()).start();
@@ -87,6 +98,11 @@ class TransformSpansProfilingTest {
         .anyMatch(tag -> tag.startsWith("Sum/"))
         .allMatch(tag -> tag.startsWith("Create/") || tag.startsWith("Burn/") || tag.startsWith("Sum/")
             || tag.equals("Group") || tag.startsWith("s"), "a transform or a stream writer");
+    if (!concurrency.isEmpty()) {
+      assertThat(spans).as("spans of Burn on a worker thread")
+          .anyMatch(span -> span.getString("tag").startsWith("Burn/") && span.getThread() != null
+              && span.getThread().getJavaName().contains("-worker-"));
+    }
     // Every span lies inside the child's life: none starts at the clock's origin (a thread's first
     // sampled segment once did, a span of some 36 hours on a machine up that long).
     java.time.Instant finished = java.time.Instant.now();
@@ -136,9 +152,13 @@ class TransformSpansProfilingTest {
 
   /** The profiled program: two CPU-heavy ParDos around a GroupByKey, on WeirRunner. */
   public static final class ChildPipeline {
+    /** @param args more pipeline options (concurrency) */
     public static void main(String[] args) {
-      WeirPipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=WeirRunner",
-          "--parallelism=2", "--containers=2", "--stateBackend=MEMORY").as(WeirPipelineOptions.class);
+      List<String> all = new ArrayList<>(List.of("--runner=WeirRunner", "--parallelism=2", "--containers=2",
+          "--stateBackend=MEMORY"));
+      all.addAll(List.of(args));
+      WeirPipelineOptions options = PipelineOptionsFactory.fromArgs(all.toArray(new String[0]))
+          .as(WeirPipelineOptions.class);
       Pipeline p = Pipeline.create(options);
       p.apply("Create", Create.of(IntStream.range(0, 400).boxed().toList()))
           .apply("Burn", ParDo.of(new DoFn<Integer, KV<Integer, Long>>() {
