@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  *       watermark or a tick) fire the next bounded slice of them (see {@link StageTask#continueTimers()});
  *   <li>{@link #processEnvelopes()}: round-robin over every (task, input partition), up to
  *       {@value #BURST} messages each, while the task's next op is to take input;
- *   <li>{@link #tick()}: every {@value #TICK_NS} ns (real time; every iteration while a test
+ *   <li>{@link #tick()} (tasks taking input, or waiting for calls in flight on worker threads):
+ *       every {@value #TICK_NS} ns (real time; every iteration while a test
  *       stream awaits quiescence, and then, once nothing is in flight, every open bundle closes:
  *       {@link Quiescence#settled()}), let tasks close timed-out bundles
  *       and fire processing-time timers ({@code WindowableTask.window}) at the job's
@@ -476,7 +477,10 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
     boolean settled = settling && quiescence.settled();
     int work = 0;
     for (StageTask task : tasks) {
-      if (task.nextOp() == TaskOp.PROCESS) {
+      TaskOp op = task.nextOp();
+      // a task waiting for calls in flight still ticks: processing time goes on for it (its bundles
+      // close, its processing-time timers fire), or a task kept busy by its workers would never see it
+      if (op == TaskOp.PROCESS || op == TaskOp.AWAIT_IN_FLIGHT) {
         work += task.tick(settled, !paused);
       }
     }

@@ -18,8 +18,9 @@ public enum TaskOp {
   PROCESS,
   /**
    * A concurrent ParDo of the task has as many elements in flight on worker threads as
-   * {@code --taskMaxConcurrency} allows: no input and no tick until one completes (its completion
-   * reaches the container through its mailbox, which every container pass drains).
+   * {@code --taskMaxConcurrency} allows: no input until one completes (its completion reaches the
+   * container through its mailbox, which every container pass drains); ticks go on, so processing
+   * time does too.
    */
   AWAIT_IN_FLIGHT,
   /** Done, with an empty outbox: nothing more. */

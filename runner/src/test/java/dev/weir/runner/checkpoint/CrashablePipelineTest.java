@@ -9,11 +9,13 @@ import java.util.Map;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The crash tests' pipeline run once, uncrashed, in this JVM (streaming, RocksDB, two containers):
+ * The crash tests' pipeline run once, uncrashed, in this JVM (streaming, RocksDB, two containers;
+ * sequential, and with its ParDos on worker threads):
  * its files equal what {@link CrashablePipeline#expected} computes, so the crash tests compare
  * against a reference that is itself checked.
  */
@@ -23,12 +25,15 @@ class CrashablePipelineTest {
   @TempDir
   Path base;
 
-  @Test
-  void anUncrashedRunWritesExactlyTheExpectedFiles() throws Exception {
+  /** @param threads {@code --containerThreadPoolSize}: 0, or worker threads for every ParDo that may use them */
+  @ParameterizedTest(name = "containerThreadPoolSize={0}")
+  @ValueSource(ints = {0, 4})
+  void anUncrashedRunWritesExactlyTheExpectedFiles(int threads) throws Exception {
     Path out = base.resolve("out");
     WeirPipelineOptions options = PipelineOptionsFactory.fromArgs("--streaming=true", "--parallelism=2",
         "--containers=2", "--stateBackend=rocksdb", "--jobName=crashable-reference",
-        "--stateDirectory=" + base.resolve("state")).as(WeirPipelineOptions.class);
+        "--stateDirectory=" + base.resolve("state"), "--containerThreadPoolSize=" + threads,
+        "--taskMaxConcurrency=3").as(WeirPipelineOptions.class);
     options.setRunner(WeirRunner.class);
     Pipeline p = Pipeline.create(options);
     CrashablePipeline.build(p, new PacedIndexSource(COUNT, 0, 2), out);
