@@ -626,10 +626,14 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
     }
   }
 
-  /** In concurrent mode: calls in flight or waiting (the task keeps ticking at the end of input until none). */
+  /**
+   * In concurrent mode: calls in flight or waiting, or timers that their completion made ready
+   * and no watermark pass has fired yet (completions arrive between passes, so the end of input
+   * may come before the next pass: the task keeps ticking, and its passes fire them).
+   */
   @Override
   public boolean hasPendingWork() {
-    return calls != null && calls.busy();
+    return calls != null && (calls.busy() || firingTo() != null);
   }
 
   @Override
