@@ -64,7 +64,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * post-restore checkpoint stall that kept restarted jobs from checkpointing; 11 distinct
  * checkpoints restored, 8 kills left a checkpoint without its manifest); with 200,000 elements,
  * 146-206 s while that stall made every restart resume from the same early checkpoint. Most of it is 21 JVM starts
- * (1.5-4 s each under that load) and the final run's remainder of the paced input.
+ * (1.5-4 s each under that load) and the final run's remainder of the paced input. Issue 41 runs
+ * it twice, the second time with every ParDo that may on worker threads
+ * ({@code --containerThreadPoolSize=4 --taskMaxConcurrency=3}); both together took 151 s on the
+ * 2-core machine, nothing else running (2026-11-29).
  */
 class CrashRecoveryIT {
   static final long COUNT = 100_000;
