@@ -97,11 +97,6 @@ final class ContainerWorkers implements ProcessElementWorkers {
     }
   }
 
-  /** Worker threads started so far (for tests). */
-  int threadsStarted() {
-    return pool.getLargestPoolSize();
-  }
-
   /**
    * Interrupts running calls, drops queued ones and waits up to {@value #SHUTDOWN_WAIT_MS} ms for
    * the running ones to return. Idempotent.

@@ -187,11 +187,6 @@ public final class ConcurrentParDoOperator<InT, OutT> implements Operator, Concu
     return calls.saturated();
   }
 
-  /** Elements in flight or waiting for an instance (for tests and monitoring). */
-  public int inFlight() {
-    return calls.size();
-  }
-
   /** Idle instances finish their bundle now, busy ones once their element completed. */
   @Override
   public void finishBundle() {
