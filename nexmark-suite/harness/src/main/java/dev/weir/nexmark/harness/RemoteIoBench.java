@@ -31,11 +31,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
-import org.apache.beam.sdk.Pipeline;
-import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.io.GenerateSequence;
-import org.apache.beam.sdk.options.PipelineOptions;
-import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.transforms.Count;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -88,25 +84,13 @@ public final class RemoteIoBench {
     doc.put("minDelayMs", minDelayMs);
     doc.put("maxDelayMs", maxDelayMs);
     doc.put("pipelineArgs", pipelineArgs);
-    int status = 0;
+    int status;
     try {
-      PipelineOptions options = PipelineOptionsFactory.fromArgs(pipelineArgs.toArray(new String[0])).create();
-      Pipeline p = Pipeline.create(options);
-      p.apply(GenerateSequence.from(0).to(n))
+      status = BenchRun.run(pipelineArgs, n, p -> p.apply(GenerateSequence.from(0).to(n))
           .apply("RemoteCall", ParDo.of(new RemoteCall()))
           .apply(Count.globally())
-          .apply(ParDo.of(new Record()));
-      long cpu0 = BenchRun.processCpuNs();
-      long t0 = System.nanoTime();
-      PipelineResult result = p.run();
-      result.waitUntilFinish();
-      long wallNs = System.nanoTime() - t0;
-      long cpuNs = BenchRun.processCpuNs() - cpu0;
-      doc.put("runner", options.getRunner().getSimpleName());
-      doc.put("wallSec", wallNs / 1e9);
-      doc.put("elementsPerSec", n / (wallNs / 1e9));
+          .apply(ParDo.of(new Record())), COUNTED, doc);
       doc.put("steadyElementsPerSec", service.steadyRate(0.1, 0.9));
-      doc.put("cpuMsPerElement", cpuNs / 1e6 / n);
       doc.put("mostInFlight", service.mostInFlight());
       doc.put("meanDelayMs", service.meanDelayMs());
       if (inFlight > 0) {
@@ -114,15 +98,6 @@ public final class RemoteIoBench {
         doc.put("idealElementsPerSec", inFlight / (service.meanDelayMs() / 1000.0));
       }
       doc.put("calls", service.calls());
-      doc.put("counted", COUNTED.get());
-      if (COUNTED.get() != n) {
-        doc.put("error", "the pipeline counted " + COUNTED.get() + " elements, expected " + n);
-        status = 1;
-      }
-    } catch (RuntimeException e) {
-      doc.put("error", String.valueOf(e));
-      status = 1;
-      e.printStackTrace();
     } finally {
       service.stop();
     }

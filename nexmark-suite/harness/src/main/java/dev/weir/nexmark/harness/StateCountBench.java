@@ -12,13 +12,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.beam.sdk.Pipeline;
-import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.io.GenerateSequence;
-import org.apache.beam.sdk.options.PipelineOptions;
-import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.state.StateSpec;
 import org.apache.beam.sdk.state.StateSpecs;
 import org.apache.beam.sdk.state.ValueState;
@@ -60,37 +56,13 @@ public final class StateCountBench {
     doc.put("elements", n);
     doc.put("keys", keys);
     doc.put("pipelineArgs", pipelineArgs);
-    int status = 0;
-    try {
-      PipelineOptions options = PipelineOptionsFactory.fromArgs(pipelineArgs.toArray(new String[0])).create();
-      Pipeline p = Pipeline.create(options);
-      p.apply(GenerateSequence.from(0).to(n))
-          .apply("Key", MapElements.into(TypeDescriptors.kvs(TypeDescriptors.longs(), TypeDescriptors.longs()))
-              .via((Long i) -> KV.of(Math.floorMod(i * 0x9E3779B97F4A7C15L, keys), i)))
-          .setCoder(KvCoder.of(VarLongCoder.of(), VarLongCoder.of()))
-          .apply("CountPerKey", ParDo.of(new CountPerKey()))
-          .apply(Count.globally())
-          .apply(ParDo.of(new Record()));
-      long cpu0 = BenchRun.processCpuNs();
-      long t0 = System.nanoTime();
-      PipelineResult result = p.run();
-      result.waitUntilFinish();
-      long wallNs = System.nanoTime() - t0;
-      long cpuNs = BenchRun.processCpuNs() - cpu0;
-      doc.put("runner", options.getRunner().getSimpleName());
-      doc.put("wallSec", wallNs / 1e9);
-      doc.put("elementsPerSec", n / (wallNs / 1e9));
-      doc.put("cpuMsPerElement", cpuNs / 1e6 / n);
-      doc.put("counted", COUNTED.get());
-      if (COUNTED.get() != n) {
-        doc.put("error", "the pipeline counted " + COUNTED.get() + " elements, expected " + n);
-        status = 1;
-      }
-    } catch (RuntimeException e) {
-      doc.put("error", String.valueOf(e));
-      status = 1;
-      e.printStackTrace();
-    }
+    int status = BenchRun.run(pipelineArgs, n, p -> p.apply(GenerateSequence.from(0).to(n))
+        .apply("Key", MapElements.into(TypeDescriptors.kvs(TypeDescriptors.longs(), TypeDescriptors.longs()))
+            .via((Long i) -> KV.of(Math.floorMod(i * 0x9E3779B97F4A7C15L, keys), i)))
+        .setCoder(KvCoder.of(VarLongCoder.of(), VarLongCoder.of()))
+        .apply("CountPerKey", ParDo.of(new CountPerKey()))
+        .apply(Count.globally())
+        .apply(ParDo.of(new Record())), COUNTED, doc);
     BenchRun.write(out, doc);
     System.exit(status);
   }
