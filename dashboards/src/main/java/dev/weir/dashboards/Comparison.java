@@ -27,7 +27,15 @@ public final class Comparison {
    * The order runners appear in, where present: ours first (embedded Weir, then Weir on samza-core),
    * then the peers, then the limit.
    */
-  public static final List<String> RUNNER_ORDER = List.of("weir", "weir-samza", "flink", "direct", "bare");
+  public static final List<String> RUNNER_ORDER = List.of("weir", "weir-samza", "flink-tuned",
+      "flink-tuned-rocksdb", "flink", "direct", "bare");
+
+  /**
+   * The runners Weir's throughput is divided by, where present, in this order: Beam's Flink runner
+   * tuned for speed on heap state (the default comparison's peer), tuned on RocksDB, as shipped;
+   * Beam's Direct runner; the runner-less limit.
+   */
+  public static final List<String> PEERS = List.of("flink-tuned", "flink-tuned-rocksdb", "flink", "direct", "bare");
 
   private Comparison() {}
 
@@ -41,7 +49,11 @@ public final class Comparison {
    * @param correct false if any repeat was wrong, true if all checked repeats were right, else null
    * @param timingDependent whether, with no verdict, some repeat's count was recorded as
    *     timing-dependent (Q6/Q9 late-data drops)
+   * @param eventsPerSecMin lowest events/s over the ok repeats, or null if none was ok
+   * @param eventsPerSecMax highest events/s over the ok repeats, or null if none was ok
+   * @param okRuns how many repeats were ok
    * @param cpuSeconds median CPU seconds over the ok repeats
+   * @param cpuMicrosPerEvent median CPU µs per event over the ok repeats
    * @param peakRssBytes median peak RSS over the ok repeats, in bytes
    * @param gcTimeMs median GC time over the ok repeats, in ms
    * @param repeats number of runs summarised
@@ -50,8 +62,9 @@ public final class Comparison {
    * @param correctness how the first repeat with a verdict was judged (the driver's words, e.g. which
    *     counts were compared), else the first repeat's; may be null
    */
-  public record Cell(String runner, Double eventsPerSec, String status, Long numResults, Boolean correct,
-      boolean timingDependent, Double cpuSeconds, Long peakRssBytes, Long gcTimeMs, int repeats, String firstErrorLine, String profiling,
+  public record Cell(String runner, Double eventsPerSec, Double eventsPerSecMin, Double eventsPerSecMax, int okRuns,
+      String status, Long numResults, Boolean correct,
+      boolean timingDependent, Double cpuSeconds, Double cpuMicrosPerEvent, Long peakRssBytes, Long gcTimeMs, int repeats, String firstErrorLine, String profiling,
       String correctness) {
 
     /** Whether the cell has a throughput to compare. */
@@ -126,11 +139,15 @@ public final class Comparison {
     }
     return new Cell(runner,
         median(ok, RunResult::eventsPerSec),
+        ok.stream().map(RunResult::eventsPerSec).min(Double::compare).orElse(null),
+        ok.stream().map(RunResult::eventsPerSec).max(Double::compare).orElse(null),
+        ok.size(),
         firstOk != null ? "ok" : runs.get(0).status(),
         firstOk != null ? firstOk.numResults() : runs.get(0).numResults(),
         correct,
         correct == null && runs.stream().anyMatch(RunResult::timingDependent),
         median(ok, RunResult::cpuSeconds),
+        median(ok, RunResult::cpuMicrosPerEvent),
         toLong(median(ok, r -> r.peakRssBytes() == null ? null : r.peakRssBytes().doubleValue())),
         toLong(median(ok, r -> r.gcTimeMs() == null ? null : r.gcTimeMs().doubleValue())),
         runs.size(),

@@ -29,7 +29,7 @@ import java.util.TreeSet;
  * inlined; opens from disk with no network or server).
  *
  * <p>The page shows, for the newest results file: a grouped bar chart of events/s per query with
- * a bar per runner (log-scale toggle), a table per mode with events/s, Weir/Flink and Weir/Direct
+ * a bar per runner (log-scale toggle), a table per mode with events/s, Weir over each peer (every Flink variant, Direct, bare)
  * ratios (and weir-samza/Weir: what running on samza-core with streams through Kafka costs), correctness, result counts, CPU seconds, peak RSS and GC time with geometric means, and
  * sweep charts, and the Beam release each runner ran on ("Beam 2.73.0" beside the runner's name, and
  * why they differ); across all files: the step-by-step improvement table and a history chart per
@@ -266,7 +266,17 @@ public final class HtmlReport {
           m.get("loadAverageStart").asDouble(),
           m.hasNonNull("loadAverageEnd") ? String.format(Locale.ROOT, "%.1f", m.get("loadAverageEnd").asDouble()) : "?"));
     }
-    page.raw(". Runs are noisy: compare runners only within one run of the driver, and repeat before "
+    page.raw(". ");
+    JsonNode settings = latest.settings();
+    if (settings.hasNonNull("checkpointIntervalMs")) {
+      long ms = settings.get("checkpointIntervalMs").asLong();
+      page.text(ms > 0 ? "Streaming runs of Weir and of every Flink variant checkpointed every " + ms + " ms. "
+          : "No runner took checkpoints. ");
+    }
+    int repeat = settings.path("repeat").asInt(1);
+    page.text(repeat > 1 ? "Each point ran " + repeat + " times, runners interleaved; events/s are medians "
+        + "with the lowest–highest under them, and ratios are of medians. " : "");
+    page.raw("Runs are noisy: compare runners only within one run of the driver, and repeat before "
         + "believing a difference under 20%. Like Beam's own Nexmark dashboards, this page finds "
         + "regressions and bottlenecks; it is not a general ranking of runners.</aside>\n");
   }
@@ -307,7 +317,7 @@ public final class HtmlReport {
     List<String> runners = Comparison.orderedRunners(present);
     List<String[]> ratios = new ArrayList<>();
     if (present.contains("weir")) {
-      for (String peer : List.of("flink", "direct", "bare")) {
+      for (String peer : Comparison.PEERS) {
         if (present.contains(peer)) {
           ratios.add(new String[] {"weir", peer});
         }
@@ -324,7 +334,7 @@ public final class HtmlReport {
     }
     group(page, "results", runners.size());
     group(page, "correct", runners.size());
-    group(page, "CPU s", runners.size());
+    group(page, "CPU µs/event", runners.size());
     group(page, "peak RSS MiB", runners.size());
     group(page, "GC ms", runners.size());
     page.raw("</tr><tr>");
@@ -353,7 +363,13 @@ public final class HtmlReport {
         if (c == null) {
           page.raw("<td class=\"na\">–</td>");
         } else if (c.ok()) {
-          page.raw("<td class=\"num\">").text(formatRate(c.eventsPerSec())).raw("</td>");
+          page.raw("<td class=\"num\">").text(formatRate(c.eventsPerSec()));
+          if (c.okRuns() > 1) {
+            page.raw("<br><span class=\"spread\" title=\"lowest–highest of ").text(Integer.toString(c.okRuns()))
+                .raw(" ok runs; the figure above is their median\">").text(formatRate(c.eventsPerSecMin()) + "–"
+                    + formatRate(c.eventsPerSecMax())).raw("</span>");
+          }
+          page.raw("</td>");
         } else {
           page.raw("<td class=\"bad\" title=\"").text(c.firstErrorLine() == null ? "" : c.firstErrorLine()).raw("\">")
               .text(c.status() == null ? "?" : c.status()).raw("</td>");
@@ -381,7 +397,10 @@ public final class HtmlReport {
       }
       for (String r : runners) {
         Cell c = row.cells().get(r);
-        page.raw("<td class=\"num\">").text(c == null || c.cpuSeconds() == null ? "–" : String.format(Locale.ROOT, "%.1f", c.cpuSeconds())).raw("</td>");
+        page.raw("<td class=\"num\" title=\"").text(c == null || c.cpuSeconds() == null ? ""
+            : String.format(Locale.ROOT, "%.1f CPU s in the measured passes", c.cpuSeconds())).raw("\">")
+            .text(c == null || c.cpuMicrosPerEvent() == null ? "–" : String.format(Locale.ROOT,
+                c.cpuMicrosPerEvent() < 10 ? "%.2f" : "%.1f", c.cpuMicrosPerEvent())).raw("</td>");
       }
       for (String r : runners) {
         Cell c = row.cells().get(r);

@@ -86,6 +86,7 @@ public record ResultsFile(
           text(run, "correctness"),
           number(run, "runtimeSec"),
           number(run, "cpuSeconds"),
+          cpuMicrosPerEvent(run),
           integer(run, "peakRssBytes"),
           integer(run, "gcTimeMs"),
           strings(run.get("sweep")),
@@ -129,6 +130,20 @@ public record ResultsFile(
     }
     Path parent = path.getParent();
     return parent == null ? path.toString() : parent.getFileName().toString();
+  }
+
+  /**
+   * A run's CPU time per event, µs: {@code cpuSeconds} over {@code events} times
+   * {@code measuredPasses} (1 when absent, as in files before schema 1.5.0); null without both.
+   */
+  static Double cpuMicrosPerEvent(JsonNode run) {
+    Double cpu = number(run, "cpuSeconds");
+    long events = run.path("events").asLong(0);
+    if (cpu == null || events <= 0) {
+      return null;
+    }
+    int passes = Math.max(1, run.path("measuredPasses").asInt(1));
+    return cpu * 1e6 / ((double) events * passes);
   }
 
   /** {@code summary.beamVersions} as runner -> release, in {@link Comparison#RUNNER_ORDER}. */

@@ -8,7 +8,8 @@ import java.util.stream.Collectors;
  * One run of a results file: one runner, one query, one mode, one child JVM. Fields mirror the
  * {@code runs[]} items of {@code results.schema.json} (schema 1.x); a field a file lacks is null.
  *
- * @param runner {@code weir}, {@code flink}, {@code direct} or {@code bare}
+ * @param runner {@code weir}, {@code weir-samza}, {@code flink}, {@code flink-tuned},
+ *     {@code flink-tuned-rocksdb}, {@code direct} or {@code bare}
  * @param query Beam's Nexmark query number
  * @param queryName Nexmark's name of the query, may be null
  * @param mode {@code streaming} or {@code batch}
@@ -19,6 +20,8 @@ import java.util.stream.Collectors;
  * @param correctness how {@code correct} was decided (the driver's words), may be null
  * @param runtimeSec Nexmark's runtime, in s
  * @param cpuSeconds process CPU time of the run's JVM, in s
+ * @param cpuMicrosPerEvent CPU time of the measured passes per event they processed, in µs
+ *     ({@code cpuSeconds} over {@code events x measuredPasses}); null when either is missing
  * @param peakRssBytes peak resident set of the run's JVM, in bytes
  * @param gcTimeMs garbage-collection time of the run's JVM, in ms
  * @param sweep the swept option values of this run (empty when not a sweep)
@@ -40,6 +43,7 @@ public record RunResult(
     String correctness,
     Double runtimeSec,
     Double cpuSeconds,
+    Double cpuMicrosPerEvent,
     Long peakRssBytes,
     Long gcTimeMs,
     Map<String, String> sweep,

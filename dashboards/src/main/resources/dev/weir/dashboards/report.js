@@ -3,7 +3,7 @@
 (function () {
   'use strict';
   var data = window.WEIR_REPORT;
-  var PALETTE = { weir: '#d9480f', 'weir-samza': '#f59f00', flink: '#1971c2', direct: '#2f9e44', bare: '#868e96' };
+  var PALETTE = { weir: '#d9480f', 'weir-samza': '#f59f00', 'flink-tuned': '#1864ab', 'flink-tuned-rocksdb': '#4dabf7', flink: '#74c0fc', direct: '#2f9e44', bare: '#868e96' };
   var EXTRA = ['#7048e8', '#e64980', '#0c8599', '#5c940d'];
   var charts = [];
   var throughputCharts = [];

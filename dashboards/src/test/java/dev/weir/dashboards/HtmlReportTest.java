@@ -46,6 +46,27 @@ class HtmlReportTest {
   }
 
   @Test
+  void report_dividesWeirByEveryFlinkVariantAndShowsTheSpreadOfRepeatsAndCpuPerEvent() throws Exception {
+    SampleResults s = new SampleResults("2026-11-29T10:00:00Z");
+    for (double eps : new double[] {90_000, 100_000, 120_000}) {
+      s.run("flink-tuned", 5, "streaming", "ok", eps, 12L, null);
+      s.run("weir", 5, "streaming", "ok", eps * 2, 12L, null);
+    }
+    s.run("flink", 5, "streaming", "ok", 40_000.0, 12L, null);
+    ResultsFile f = ResultsFile.read(s.write(dir.resolve("r1")));
+    Comparison.Cell weir = Comparison.rows(f).get(0).cells().get("weir");
+    assertThat(weir.okRuns()).isEqualTo(3);
+    assertThat(weir.eventsPerSecMin()).isEqualTo(180_000.0);
+    assertThat(weir.eventsPerSecMax()).isEqualTo(240_000.0);
+    // 15.5 CPU s over 500,000 events x 2 measured passes
+    assertThat(weir.cpuMicrosPerEvent()).isCloseTo(15.5, org.assertj.core.api.Assertions.within(1e-9));
+    assertThat(Comparison.rows(f).get(0).cells().keySet()).containsExactly("weir", "flink-tuned", "flink");
+    String html = render(List.of(f));
+    assertThat(html).contains("<th>Weir/Flink-tuned</th>").contains("<th>Weir/Flink</th>")
+        .contains("2.00×").contains("5.00×").contains("CPU µs/event").contains("class=\"spread\"");
+  }
+
+  @Test
   void report_escapesTextFromResults() throws Exception {
     ResultsFile f = ResultsFile.read(SampleResults.fullComparison("2026-11-21T10:00:00Z", 3.0).write(dir.resolve("r1")));
     String html = render(List.of(f));

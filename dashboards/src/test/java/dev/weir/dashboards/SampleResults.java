@@ -52,7 +52,7 @@ final class SampleResults {
     } else {
       r.put("correct", correct);
     }
-    r.put("runtimeSec", 10.0).put("cpuSeconds", 15.5).put("peakRssBytes", 512L << 20).put("gcTimeMs", 120);
+    r.put("events", 500_000).put("measuredPasses", 2).put("runtimeSec", 10.0).put("cpuSeconds", 15.5).put("peakRssBytes", 512L << 20).put("gcTimeMs", 120);
     r.put("firstErrorLine", "ok".equals(status) ? null : "java.lang.IllegalStateException: <boom> & bust");
     r.put("runDir", "runs/" + runner + "-q" + query + "-" + mode);
     ObjectNode s = r.putObject("sweep");

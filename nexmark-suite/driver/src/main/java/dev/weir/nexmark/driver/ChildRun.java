@@ -44,6 +44,13 @@ public final class ChildRun {
   private final Profiling profiling;
   /** The suite's Kafka for runners that need one (weir-samza); null when no planned run does. */
   private final SuiteKafka kafka;
+  /** Options of one runner only (--runner-options), applied last. */
+  private final RunnerOptions runnerOptions;
+  /**
+   * Checkpoint interval of streaming runs, ms, given to every runner that checkpoints
+   * ({@link RunnerKind#checkpointOptions}); 0 = none checkpoints; negative = each at its own default.
+   */
+  private final long checkpointIntervalMs;
   private final ObjectMapper json = new ObjectMapper();
   /** Frozen classpaths per runner (see ClasspathSnapshot); runners not in it read the build's file. */
   private final Map<RunnerKind, String> classpaths = new java.util.EnumMap<>(RunnerKind.class);
@@ -76,6 +83,21 @@ public final class ChildRun {
    */
   public ChildRun(SuiteLayout layout, RunCpus cpus, long timeoutSec, List<String> passthrough,
                   boolean assertCorrectness, Profiling profiling, SuiteKafka kafka) {
+    this(layout, cpus, timeoutSec, passthrough, assertCorrectness, profiling, kafka, RunnerOptions.none(), -1);
+  }
+
+  /**
+   * As the constructor above, with options for single runners and one checkpoint interval.
+   *
+   * @param runnerOptions options of one runner only ({@code --runner-options}), applied after every other
+   * @param checkpointIntervalMs checkpoint interval of streaming runs, ms, for every runner that
+   *     checkpoints (Weir, the Flink variants); 0 = none does; negative = each at its own default
+   */
+  public ChildRun(SuiteLayout layout, RunCpus cpus, long timeoutSec, List<String> passthrough,
+                  boolean assertCorrectness, Profiling profiling, SuiteKafka kafka, RunnerOptions runnerOptions,
+                  long checkpointIntervalMs) {
+    this.runnerOptions = runnerOptions;
+    this.checkpointIntervalMs = checkpointIntervalMs;
     this.layout = layout;
     this.cpus = cpus;
     this.timeoutSec = timeoutSec;
@@ -134,7 +156,23 @@ public final class ChildRun {
     classpathFiles.put(runner, file);
   }
 
-  /** The options a run gets, in order: Nexmark's, the runner's, the sweep's, the pass-through. */
+  /**
+   * The runner's configuration of a run, as recorded in its results: the runner's throughput
+   * options, then its checkpoint options (streaming runs), then its {@code --runner-options}.
+   */
+  Map<String, String> runnerConfiguration(RunSpec spec, Path runDir) {
+    Map<String, String> o = new LinkedHashMap<>(spec.runner().runnerOptions(cpus.parallelism(spec), runDir));
+    if (spec.streaming() && checkpointIntervalMs >= 0) {
+      o.putAll(spec.runner().checkpointOptions(checkpointIntervalMs));
+    }
+    o.putAll(runnerOptions.of(spec.runner()));
+    return o;
+  }
+
+  /**
+   * The options a run gets, in order: Nexmark's, the runner's (with its checkpoint options), the
+   * sweep's, the pass-through, the runner's own {@code --runner-options}.
+   */
   public Map<String, String> options(RunSpec spec, Path runDir) {
     return options(spec, runDir, null);
   }
@@ -164,6 +202,9 @@ public final class ChildRun {
       }
     }
     o.putAll(spec.runner().runnerOptions(cpus.parallelism(spec), runDir));
+    if (spec.streaming() && checkpointIntervalMs >= 0) {
+      o.putAll(spec.runner().checkpointOptions(checkpointIntervalMs));
+    }
     // The harness's (and the bare runner's) own options: warm-up passes before the measured one.
     if (spec.checkEvents() > 0) {
       o.put("checkEvents", String.valueOf(spec.checkEvents()));
@@ -188,6 +229,7 @@ public final class ChildRun {
         o.put(a.substring(0, eq), a.substring(eq + 1));
       }
     }
+    o.putAll(runnerOptions.of(spec.runner()));
     if (bootstrapServers != null) {
       o.put("samzaConfigOverride", samzaOverride(bootstrapServers, runDir, o.get("samzaConfigOverride")));
     }
@@ -347,7 +389,7 @@ public final class ChildRun {
     r.runDir = runDir.toString();
     Map<String, Object> cfg = new LinkedHashMap<>();
     int parallelism = cpus.parallelism(spec);
-    cfg.put("options", spec.runner().runnerOptions(parallelism, runDir));
+    cfg.put("options", runnerConfiguration(spec, runDir));
     cfg.put("notes", spec.runner().notes(parallelism));
     if (cpus.cpus(spec) != null) {
       cfg.put("cpus", cpus.cpus(spec));

@@ -96,7 +96,7 @@ public final class Correctness {
   }
 
   /** One count's verdict: {@code correct} as {@link RunRecord#correct}, and the words for it. */
-  private record Verdict(Boolean correct, String words) {}
+  record Verdict(Boolean correct, String words) {}
 
   /**
    * Applies the cross-runner result-count comparison to every ok run that has no verdict yet.
@@ -121,6 +121,15 @@ public final class Correctness {
       if (r.checkResults != null && r.checkEvents != null) {
         groups.computeIfAbsent(groupKey(r, r.checkEvents), k -> new ArrayList<>())
             .add(new Count(r, r.checkEvents, r.checkResults, true));
+      }
+    }
+    Map<RunRecord, Verdict> passes = new HashMap<>();
+    for (RunRecord r : runs) {
+      if (RunRecord.OK.equals(r.status) && !"bare".equals(r.runner) && countsComparable(r.query)) {
+        Verdict v = passesAgree(r);
+        if (v != null) {
+          passes.put(r, v);
+        }
       }
     }
     Map<RunRecord, Verdict> measured = new HashMap<>();
@@ -173,6 +182,9 @@ public final class Correctness {
       for (Verdict v : checked.getOrDefault(r, List.of())) {
         all.add(new Verdict(v.correct, "check pass: " + v.words));
       }
+      if (passes.containsKey(r)) {
+        all.add(passes.get(r));
+      }
       if (all.isEmpty()) {
         continue;
       }
@@ -189,6 +201,30 @@ public final class Correctness {
             : "none: no other runner's result count to compare with";
       }
     }
+  }
+
+  /**
+   * The verdict on a run's own measured passes, which run the same query over the same events in
+   * one JVM (the first pass's count is the one compared across runners): they must all count alike,
+   * so a later pass that counts otherwise is wrong even when the first agreed with every runner.
+   * Timing-dependent counts (Q6, Q9 in streaming mode) that differ get no verdict. Null with one
+   * pass.
+   */
+  static Verdict passesAgree(RunRecord r) {
+    if (r.measuredPassResults == null || r.measuredPassResults.size() < 2) {
+      return null;
+    }
+    long distinct = r.measuredPassResults.stream().distinct().count();
+    int n = r.measuredPassResults.size();
+    if (distinct == 1) {
+      return new Verdict(Boolean.TRUE, "all " + n + " measured passes counted " + r.measuredPassResults.get(0));
+    }
+    if (countsTimingDependent(r.query, r.mode)) {
+      return new Verdict(null, TIMING_DEPENDENT + "the " + n + " measured passes counted "
+          + r.measuredPassResults + " over the same events; not judged");
+    }
+    return new Verdict(Boolean.FALSE, "the " + n + " measured passes counted " + r.measuredPassResults
+        + " over the same events");
   }
 
   private static String groupKey(RunRecord r, long events) {

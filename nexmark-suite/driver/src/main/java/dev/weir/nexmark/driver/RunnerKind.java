@@ -14,8 +14,23 @@ import java.util.Map;
 public enum RunnerKind {
   /** Beam's Direct runner with its default enforcement checks (what its users get). */
   DIRECT("classpath-direct", "org.apache.beam.runners.direct.DirectRunner"),
-  /** Beam's classic Flink 1.19 runner on an embedded [local] cluster, RocksDB state. */
+  /**
+   * Beam's classic Flink 1.19 runner on an embedded [local] cluster as shipped: RocksDB state,
+   * {@code objectReuse} and {@code fasterCopy} off (every element deep-copied between chained
+   * operators).
+   */
   FLINK("classpath-flink", "org.apache.beam.runners.flink.FlinkRunner"),
+  /**
+   * Beam's Flink runner with the settings a Flink user picks for speed when state fits in memory:
+   * {@code --objectReuse=true --fasterCopy=true}, heap state ({@code --stateBackend=filesystem}:
+   * Flink's hash-map backend, checkpoints to files). The default comparison's peer (issue 42).
+   */
+  FLINK_TUNED("classpath-flink", "org.apache.beam.runners.flink.FlinkRunner"),
+  /**
+   * As {@link #FLINK_TUNED} on the RocksDB state backend: the setting of the seeds' comparison ("we
+   * configured the Flink and Samza runners' state store with RocksDB"), and Weir's own default.
+   */
+  FLINK_TUNED_ROCKSDB("classpath-flink", "org.apache.beam.runners.flink.FlinkRunner"),
   /** Weir's own runner (runner/ module), RocksDB state, same parallelism as Flink. */
   WEIR("classpath-weir", "dev.weir.runner.WeirRunner"),
   /**
@@ -77,6 +92,11 @@ public enum RunnerKind {
     }
   }
 
+  /** Whether this is one of Beam's Flink runner's variants ({@code flink}, {@code flink-tuned}, ...). */
+  public boolean isFlink() {
+    return this == FLINK || this == FLINK_TUNED || this == FLINK_TUNED_ROCKSDB;
+  }
+
   /**
    * Whether the runner's jobs need the suite's Kafka broker ({@link SuiteKafka}): its address and a
    * topic prefix of the run are added to the run's {@code --samzaConfigOverride}.
@@ -102,7 +122,7 @@ public enum RunnerKind {
 
   /** JVM flags beyond heap size. */
   public List<String> jvmFlags() {
-    return this == FLINK || this == WEIR || this == WEIR_SAMZA ? FLINK_JAVA17_OPENS : List.of();
+    return isFlink() || this == WEIR || this == WEIR_SAMZA ? FLINK_JAVA17_OPENS : List.of();
   }
 
   /**
@@ -119,10 +139,17 @@ public enum RunnerKind {
         o.put("enforceEncodability", "true");
         break;
       case FLINK:
+      case FLINK_TUNED:
+      case FLINK_TUNED_ROCKSDB:
         o.put("runner", runnerClass);
         o.put("flinkMaster", "[local]");
         o.put("parallelism", String.valueOf(cores));
-        o.put("stateBackend", "rocksdb");
+        if (this != FLINK) {
+          o.put("objectReuse", "true");
+          o.put("fasterCopy", "true");
+        }
+        // "filesystem": Beam's name for Flink's heap backend (hash maps, checkpoints to files)
+        o.put("stateBackend", this == FLINK_TUNED ? "filesystem" : "rocksdb");
         o.put("stateBackendStoragePath", runDir.resolve("flink-state").toUri().toString());
         break;
       case WEIR:
@@ -146,6 +173,28 @@ public enum RunnerKind {
     return o;
   }
 
+  /**
+   * The options that make a streaming run checkpoint every {@code intervalMs} ms (0: not at all), so
+   * that every runner that can checkpoint does the same work (issue 42): Weir's
+   * {@code --checkpointingIntervalMs}; Flink's {@code --checkpointingInterval} with
+   * {@code --shutdownSourcesAfterIdleMs=0} (without it, Beam's Flink runner keeps a finished source
+   * alive forever once checkpointing is on, and a run never ends; Flink 1.15+ checkpoints after
+   * tasks finished). Empty for runners that do not checkpoint here: Direct, bare, and weir-samza,
+   * whose tasks commit on Samza's {@code task.commit.ms}.
+   *
+   * @param intervalMs the interval, ms; 0 = no checkpoints
+   */
+  public Map<String, String> checkpointOptions(long intervalMs) {
+    Map<String, String> o = new LinkedHashMap<>();
+    if (this == WEIR) {
+      o.put("checkpointingIntervalMs", String.valueOf(intervalMs));
+    } else if (isFlink() && intervalMs > 0) {
+      o.put("checkpointingInterval", String.valueOf(intervalMs));
+      o.put("shutdownSourcesAfterIdleMs", "0");
+    }
+    return o;
+  }
+
   /** Settings in force that are not passed as options (defaults), stated for the record. */
   public List<String> notes(int cores) {
     List<String> n = new ArrayList<>();
@@ -158,7 +207,17 @@ public enum RunnerKind {
         n.add("embedded [local] Flink 1.19 cluster, RocksDB state backend (Flink's deprecated "
             + "RocksDBStateBackend via --stateBackend=rocksdb), parallelism = cores");
         n.add("bundles: FlinkPipelineOptions defaults maxBundleSize=1000, maxBundleTimeMills=1000; "
-            + "objectReuse=false, fasterCopy=false, checkpointing off");
+            + "objectReuse=false, fasterCopy=false (Beam's defaults: as shipped)");
+        break;
+      case FLINK_TUNED:
+      case FLINK_TUNED_ROCKSDB:
+        n.add("embedded [local] Flink 1.19 cluster, parallelism = cores, "
+            + (this == FLINK_TUNED
+                ? "heap state (--stateBackend=filesystem: Flink's hash-map backend, checkpoints to files)"
+                : "RocksDB state backend (--stateBackend=rocksdb)"));
+        n.add("tuned for speed: objectReuse=true (no deep copy of elements between chained operators), "
+            + "fasterCopy=true (no coder round trip to copy them); bundles: FlinkPipelineOptions defaults "
+            + "maxBundleSize=1000, maxBundleTimeMills=1000");
         break;
       case WEIR:
         n.add("WeirRunner with RocksDB state (behind the object cache), parallelism = cores; "

@@ -1,6 +1,7 @@
 // Role: reduces the runs to one row per (query, mode, sweep values): the median events/s of each
-// runner, the Weir/Flink, Weir/Direct and weir-samza/Weir ratios and their geometric means, and the
-// Beam release each runner ran on; renders the Nexmark-style console table.
+// runner with its min-max over repeats, CPU per event and peak RSS, Weir's ratio over each peer
+// (every Flink variant, Direct, bare) and weir-samza/Weir with their geometric means, and the Beam
+// release each runner ran on; renders the Nexmark-style console table.
 // Threading: stateless apart from the built rows; built and read on the driver's main thread.
 package dev.weir.nexmark.driver;
 
@@ -16,13 +17,22 @@ import java.util.TreeMap;
  * The comparative summary. Ratios are of Nexmark's events/s (higher is faster); a ratio is null
  * unless both runs of the pair finished ok. With --repeat, each runner's median over repeats is used.
  */
-@JsonPropertyOrder({"rows", "geomeanWeirOverFlink", "geomeanWeirOverDirect", "geomeanWeirSamzaOverWeir",
-    "ratioQueries", "beamVersions", "beamNote"})
+@JsonPropertyOrder({"rows", "flinkReference", "geomeanWeirOverFlink", "geomeanWeirOverDirect",
+    "geomeanWeirSamzaOverWeir", "geomeanWeirOver", "ratioQueries", "beamVersions", "beamNote"})
 public final class Summary {
+  /**
+   * Flink variants in the order one is taken as "the" Flink of {@link Row#weirOverFlink}: the tuned
+   * heap variant (the default comparison's peer) before the tuned RocksDB one before Flink as shipped.
+   */
+  static final List<String> FLINK_PREFERENCE = List.of("flink-tuned", "flink-tuned-rocksdb", "flink");
+  /** The runners Weir's throughput is divided by, where they ran, in this order. */
+  static final List<String> PEERS = List.of("flink-tuned", "flink-tuned-rocksdb", "flink", "direct", "bare");
+
   /** One table row. */
-  @JsonPropertyOrder({"query", "queryName", "mode", "sweep", "eventsPerSec", "status",
+  @JsonPropertyOrder({"query", "queryName", "mode", "sweep", "eventsPerSec", "eventsPerSecMin",
+      "eventsPerSecMax", "okRuns", "cpuMicrosPerEvent", "peakRssBytes", "status",
       "numResults", "checkResults", "correct", "weirOverFlink", "weirOverDirect", "weirOverBare",
-      "weirSamzaOverWeir"})
+      "weirOver", "weirSamzaOverWeir"})
   public static final class Row {
     public int query;
     public String queryName;
@@ -30,6 +40,19 @@ public final class Summary {
     public String sweep;
     /** runner -> median events/s of its ok runs (null when none was ok). */
     public Map<String, Double> eventsPerSec = new LinkedHashMap<>();
+    /** runner -> the lowest events/s of its ok runs (runners with one). */
+    public Map<String, Double> eventsPerSecMin = new LinkedHashMap<>();
+    /** runner -> the highest events/s of its ok runs (runners with one). */
+    public Map<String, Double> eventsPerSecMax = new LinkedHashMap<>();
+    /** runner -> how many of its runs (repeats) finished ok. */
+    public Map<String, Integer> okRuns = new LinkedHashMap<>();
+    /**
+     * runner -> median over its ok runs of the CPU time of the measured passes (every thread of the
+     * JVM) per event they processed, microseconds; runners whose runs did not report CPU are left out.
+     */
+    public Map<String, Double> cpuMicrosPerEvent = new LinkedHashMap<>();
+    /** runner -> median over its ok runs of the measured passes' peak resident set, bytes. */
+    public Map<String, Long> peakRssBytes = new LinkedHashMap<>();
     /** runner -> status of its (last) run. */
     public Map<String, String> status = new LinkedHashMap<>();
     /** runner -> result count of its (last ok) run. */
@@ -43,18 +66,28 @@ public final class Summary {
     public Map<String, Boolean> correct = new LinkedHashMap<>();
     /** Whether some run's count was recorded as timing-dependent. */
     public boolean timingDependent;
+    /** Weir's median events/s over that of {@link Summary#flinkReference}; null unless both ran ok. */
     public Double weirOverFlink;
     public Double weirOverDirect;
     public Double weirOverBare;
+    /** peer ({@link #PEERS}) -> Weir's median events/s over the peer's, where both ran ok. */
+    public Map<String, Double> weirOver = new LinkedHashMap<>();
     /** weir-samza's events/s over embedded Weir's: what crossing process boundaries (Kafka) costs. */
     public Double weirSamzaOverWeir;
   }
 
   public List<Row> rows = new ArrayList<>();
+  /**
+   * The Flink variant "Weir/Flink" divides by: the first of {@link #FLINK_PREFERENCE} that ran;
+   * null when none did. Results before schema 1.9.0 had only {@code flink}.
+   */
+  public String flinkReference;
   public Double geomeanWeirOverFlink;
   public Double geomeanWeirOverDirect;
   /** Geometric mean of {@link Row#weirSamzaOverWeir}; null when no row has both. */
   public Double geomeanWeirSamzaOverWeir;
+  /** peer -> geometric mean of {@link Row#weirOver} over the rows that have it. */
+  public Map<String, Double> geomeanWeirOver = new LinkedHashMap<>();
   /** Number of rows that have a Weir/Flink resp. Weir/Direct (and weir-samza/Weir) ratio. */
   public Map<String, Integer> ratioQueries = new LinkedHashMap<>();
   /**
@@ -86,6 +119,8 @@ public final class Summary {
       }
     }
     s.beamNote = beamNote(s.beamVersions);
+    s.flinkReference = FLINK_PREFERENCE.stream().filter(runnerOrder::contains).findFirst().orElse(null);
+    Map<String, List<Double>> over = new LinkedHashMap<>();
     List<Double> wf = new ArrayList<>();
     List<Double> wd = new ArrayList<>();
     List<Double> sw = new ArrayList<>();
@@ -98,6 +133,8 @@ public final class Summary {
       row.sweep = sweepLabel(first.sweep);
       for (String runner : runnerOrder) {
         List<Double> eps = new ArrayList<>();
+        List<Double> cpu = new ArrayList<>();
+        List<Double> rss = new ArrayList<>();
         String status = null;
         Long results = null;
         Long checked = null;
@@ -107,6 +144,8 @@ public final class Summary {
             status = r.status;
             if (RunRecord.OK.equals(r.status)) {
               eps.add(r.eventsPerSec);
+              cpu.add(cpuMicrosPerEvent(r));
+              rss.add(r.peakRssBytes == null ? null : r.peakRssBytes.doubleValue());
               results = r.numResults;
               checked = r.checkResults;
             }
@@ -120,6 +159,19 @@ public final class Summary {
         }
         if (status != null) {
           row.eventsPerSec.put(runner, Stats.median(eps));
+          row.okRuns.put(runner, eps.size());
+          if (!eps.isEmpty()) {
+            row.eventsPerSecMin.put(runner, eps.stream().min(Double::compare).get());
+            row.eventsPerSecMax.put(runner, eps.stream().max(Double::compare).get());
+          }
+          Double cpuMedian = Stats.median(cpu);
+          if (cpuMedian != null) {
+            row.cpuMicrosPerEvent.put(runner, cpuMedian);
+          }
+          Double rssMedian = Stats.median(rss);
+          if (rssMedian != null) {
+            row.peakRssBytes.put(runner, Math.round(rssMedian));
+          }
           row.status.put(runner, eps.isEmpty() ? status : RunRecord.OK);
           row.numResults.put(runner, results);
           row.correct.put(runner, correct);
@@ -128,7 +180,15 @@ public final class Summary {
           }
         }
       }
-      row.weirOverFlink = Stats.ratio(row.eventsPerSec.get("weir"), row.eventsPerSec.get("flink"));
+      for (String peer : PEERS) {
+        Double ratio = Stats.ratio(row.eventsPerSec.get("weir"), row.eventsPerSec.get(peer));
+        if (ratio != null) {
+          row.weirOver.put(peer, ratio);
+          over.computeIfAbsent(peer, k -> new ArrayList<>()).add(ratio);
+        }
+      }
+      row.weirOverFlink = s.flinkReference == null ? null
+          : Stats.ratio(row.eventsPerSec.get("weir"), row.eventsPerSec.get(s.flinkReference));
       row.weirOverDirect = Stats.ratio(row.eventsPerSec.get("weir"), row.eventsPerSec.get("direct"));
       row.weirOverBare = Stats.ratio(row.eventsPerSec.get("weir"), row.eventsPerSec.get("bare"));
       if (row.weirOverFlink != null) {
@@ -143,6 +203,10 @@ public final class Summary {
       }
       s.rows.add(row);
     }
+    over.forEach((peer, ratios) -> {
+      s.geomeanWeirOver.put(peer, Stats.geomean(ratios));
+      s.ratioQueries.put("weirOver:" + peer, ratios.size());
+    });
     s.geomeanWeirOverFlink = Stats.geomean(wf);
     s.geomeanWeirOverDirect = Stats.geomean(wd);
     s.ratioQueries.put("weirOverFlink", wf.size());
@@ -154,20 +218,43 @@ public final class Summary {
     return s;
   }
 
-  /** The console table, one line per row, in the spirit of Nexmark's own summary. */
+  /**
+   * CPU time of a run's measured passes per event they processed, microseconds: its
+   * {@link RunRecord#cpuSeconds} over {@code events x measuredPasses}; null when either is unknown.
+   */
+  static Double cpuMicrosPerEvent(RunRecord r) {
+    if (r.cpuSeconds == null || r.events <= 0) {
+      return null;
+    }
+    int passes = r.measuredPasses == null ? 1 : Math.max(1, r.measuredPasses);
+    return r.cpuSeconds * 1e6 / ((double) r.events * passes);
+  }
+
+  /**
+   * The console table, one line per row, in the spirit of Nexmark's own summary: each runner's median
+   * events/s (with its min-max when a runner ran a point more than once), Weir's ratio over each peer
+   * that ran, the result counts and verdicts; then each runner's CPU per event and peak RSS.
+   */
   public String table(List<String> runnerOrder) {
     StringBuilder sb = new StringBuilder();
     boolean sweeps = rows.stream().anyMatch(r -> !r.sweep.isEmpty());
+    boolean spread = rows.stream().anyMatch(r -> r.okRuns.values().stream().anyMatch(n -> n > 1));
+    List<String> peers = new ArrayList<>();
+    if (runnerOrder.contains("weir")) {
+      PEERS.stream().filter(p -> runnerOrder.contains(p) && !"bare".equals(p)).forEach(peers::add);
+    }
+    boolean bare = runnerOrder.contains("bare") && runnerOrder.contains("weir");
+    boolean samza = runnerOrder.contains("weir-samza") && runnerOrder.contains("weir");
     sb.append(String.format(Locale.ROOT, "%-4s %-31s %-9s", "Q", "query", "mode"));
     if (sweeps) {
       sb.append(String.format(Locale.ROOT, " %-22s", "sweep"));
     }
     for (String r : runnerOrder) {
-      sb.append(String.format(Locale.ROOT, " %" + columnWidth(r) + "s", r + " ev/s"));
+      sb.append(String.format(Locale.ROOT, " %" + columnWidth(r, spread) + "s", r + " ev/s"));
     }
-    boolean bare = runnerOrder.contains("bare");
-    boolean samza = runnerOrder.contains("weir-samza") && runnerOrder.contains("weir");
-    sb.append(String.format(Locale.ROOT, " %10s %11s", "Weir/Flink", "Weir/Direct"));
+    for (String p : peers) {
+      sb.append(String.format(Locale.ROOT, " %" + ratioWidth(p) + "s", "Weir/" + p));
+    }
     if (bare) {
       sb.append(String.format(Locale.ROOT, " %9s", "Weir/bare"));
     }
@@ -181,17 +268,11 @@ public final class Summary {
         sb.append(String.format(Locale.ROOT, " %-22s", row.sweep));
       }
       for (String r : runnerOrder) {
-        String cell;
-        if (!row.status.containsKey(r)) {
-          cell = "-";
-        } else if (row.eventsPerSec.get(r) != null) {
-          cell = human(row.eventsPerSec.get(r));
-        } else {
-          cell = row.status.get(r);
-        }
-        sb.append(String.format(Locale.ROOT, " %" + columnWidth(r) + "s", cell));
+        sb.append(String.format(Locale.ROOT, " %" + columnWidth(r, spread) + "s", throughputCell(row, r)));
       }
-      sb.append(String.format(Locale.ROOT, " %10s %11s", ratio(row.weirOverFlink), ratio(row.weirOverDirect)));
+      for (String p : peers) {
+        sb.append(String.format(Locale.ROOT, " %" + ratioWidth(p) + "s", ratio(row.weirOver.get(p))));
+      }
       if (bare) {
         sb.append(String.format(Locale.ROOT, " %9s", percent(row.weirOverBare)));
       }
@@ -200,13 +281,24 @@ public final class Summary {
       }
       sb.append(String.format(Locale.ROOT, "  %s%n", resultsCell(row)));
     }
-    sb.append(String.format(Locale.ROOT, "geometric mean of ratios: Weir/Flink %s over %d queries, "
-            + "Weir/Direct %s over %d queries%n", ratio(geomeanWeirOverFlink),
-        ratioQueries.get("weirOverFlink"), ratio(geomeanWeirOverDirect), ratioQueries.get("weirOverDirect")));
+    if (!peers.isEmpty()) {
+      StringBuilder means = new StringBuilder();
+      for (String p : peers) {
+        means.append(means.length() == 0 ? "" : ", ").append("Weir/").append(p).append(' ')
+            .append(ratio(geomeanWeirOver.get(p))).append(" over ")
+            .append(ratioQueries.getOrDefault("weirOver:" + p, 0)).append(" queries");
+      }
+      sb.append("geometric mean of ratios: ").append(means).append(System.lineSeparator());
+    }
+    if (spread) {
+      sb.append("events/s: median of each runner's ok runs [lowest-highest]; ratios are of medians")
+          .append(System.lineSeparator());
+    }
     if (samza) {
       sb.append(String.format(Locale.ROOT, "weir-samza (Weir on samza-core, streams through Kafka) / embedded Weir: "
           + "%s over %d queries%n", ratio(geomeanWeirSamzaOverWeir), ratioQueries.get("weirSamzaOverWeir")));
     }
+    costTable(sb, runnerOrder);
     if (!beamVersions.isEmpty()) {
       StringBuilder each = new StringBuilder();
       beamVersions.forEach((runner, v) -> each.append(each.length() == 0 ? "" : ", ").append(runner)
@@ -217,6 +309,60 @@ public final class Summary {
       }
     }
     return sb.toString();
+  }
+
+  /**
+   * The cost block under the table: per row, each runner's CPU microseconds per event and peak RSS
+   * (MiB) of its measured passes, medians over its ok runs; nothing when no run reported either.
+   */
+  private void costTable(StringBuilder sb, List<String> runnerOrder) {
+    List<String> costed = runnerOrder.stream()
+        .filter(r -> rows.stream().anyMatch(row -> row.cpuMicrosPerEvent.containsKey(r) || row.peakRssBytes.containsKey(r)))
+        .toList();
+    if (costed.isEmpty()) {
+      return;
+    }
+    sb.append(System.lineSeparator()).append(String.format(Locale.ROOT, "%-4s %-9s", "Q", "mode"));
+    for (String r : costed) {
+      sb.append(String.format(Locale.ROOT, " %" + Math.max(10, r.length() + 2) + "s", r));
+    }
+    sb.append("   <- CPU us/event");
+    for (String r : costed) {
+      sb.append(String.format(Locale.ROOT, " %" + Math.max(10, r.length() + 2) + "s", r));
+    }
+    sb.append("   <- peak RSS MiB (measured passes; medians)").append(System.lineSeparator());
+    for (Row row : rows) {
+      sb.append(String.format(Locale.ROOT, "%-4d %-9s", row.query, row.mode));
+      for (String r : costed) {
+        Double c = row.cpuMicrosPerEvent.get(r);
+        sb.append(String.format(Locale.ROOT, " %" + Math.max(10, r.length() + 2) + "s",
+            c == null ? "-" : String.format(Locale.ROOT, c < 10 ? "%.2f" : "%.1f", c)));
+      }
+      sb.append("                  ");
+      for (String r : costed) {
+        Long b = row.peakRssBytes.get(r);
+        sb.append(String.format(Locale.ROOT, " %" + Math.max(10, r.length() + 2) + "s",
+            b == null ? "-" : String.valueOf(Math.round(b / 1048576.0))));
+      }
+      sb.append(System.lineSeparator());
+    }
+  }
+
+  /** A runner's events/s cell: its median, "[min-max]" after it when it ran ok more than once, or its status. */
+  static String throughputCell(Row row, String runner) {
+    if (!row.status.containsKey(runner)) {
+      return "-";
+    }
+    Double median = row.eventsPerSec.get(runner);
+    if (median == null) {
+      return row.status.get(runner);
+    }
+    Integer n = row.okRuns.get(runner);
+    if (n == null || n < 2) {
+      return human(median);
+    }
+    return human(median) + " [" + human(row.eventsPerSecMin.get(runner)) + "-"
+        + human(row.eventsPerSecMax.get(runner)) + "]";
   }
 
   /**
@@ -234,10 +380,11 @@ public final class Summary {
     }
     List<String> peers = new ArrayList<>();
     java.util.Set<String> peerMinors = new java.util.TreeSet<>();
-    for (String peer : List.of("direct", "flink")) {
+    for (String peer : List.of("direct", "flink-tuned", "flink-tuned-rocksdb", "flink")) {
       String m = minor(versions.get(peer));
-      if (m != null && !m.equals(weir)) {
-        peers.add(Character.toUpperCase(peer.charAt(0)) + peer.substring(1));
+      String name = peer.startsWith("flink") ? "Flink" : "Direct";
+      if (m != null && !m.equals(weir) && !peers.contains(name)) {
+        peers.add(name);
         peerMinors.add(m);
       }
     }
@@ -265,9 +412,14 @@ public final class Summary {
     return c != 0 ? c : Integer.compare(Integer.parseInt(x[1]), Integer.parseInt(y[1]));
   }
 
-  /** Width of a runner's events/s column: 12, or the header's length. */
-  private static int columnWidth(String runner) {
-    return Math.max(12, runner.length() + 5);
+  /** Width of a runner's events/s column: 12 (26 with min-max), or the header's length. */
+  private static int columnWidth(String runner, boolean spread) {
+    return Math.max(spread ? 26 : 12, runner.length() + 5);
+  }
+
+  /** Width of a Weir/peer ratio column: the header's length, at least 10. */
+  private static int ratioWidth(String peer) {
+    return Math.max(10, peer.length() + 5);
   }
 
   /**

@@ -55,7 +55,7 @@ class BeamVersionTest {
     d.writeCsv(tmp);
     assertThat(SchemaCheck.errors(tmp.resolve("results.json"))).isEmpty();
     JsonNode n = new ObjectMapper().readTree(tmp.resolve("results.json").toFile());
-    assertThat(n.get("schemaVersion").asText()).isEqualTo("1.8.0");
+    assertThat(n.get("schemaVersion").asText()).isEqualTo(ResultsDocument.SCHEMA_VERSION);
     assertThat(n.get("runs").get(0).get("beamVersion").asText()).isEqualTo("2.70.0");
     assertThat(n.get("runs").get(2).get("beamVersion").asText()).isEqualTo("2.73.0");
     assertThat(n.get("runs").get(3).get("beamVersion").isNull()).as("the failed run said nothing").isTrue();
@@ -99,6 +99,9 @@ class BeamVersionTest {
     assertThat(Summary.beamNote(Map.of("direct", "2.70.0", "flink", "2.70.0"))).isNull();
     // A Weir on 2.100 is newer than one on 2.73 (numbers, not strings).
     assertThat(Summary.beamNote(Map.of("weir", "2.100.0", "flink", "2.73.0"))).startsWith("Weir runs on Beam 2.100 ");
+    assertThat(Summary.beamNote(Map.of("weir", "2.73.0", "direct", "2.70.0", "flink-tuned", "2.70.0", "flink", "2.70.0")))
+        .isEqualTo("Weir runs on Beam 2.73 while Direct and Flink run on Beam 2.70, the newest Beam whose Flink "
+            + "runner is on Maven Central.");
     assertThat(Summary.minor("2.73.0")).isEqualTo("2.73");
     assertThat(Summary.minor("2.73.0-SNAPSHOT")).isEqualTo("2.73");
     assertThat(Summary.minor("2.70.0, 2.73.0")).isNull();

@@ -26,6 +26,22 @@ class CorrectnessTest {
   }
 
   @Test
+  void aLaterMeasuredPassThatCountsOtherwiseIsWrongEvenWhenTheFirstAgreedAcrossRunners() {
+    RunRecord flink = TestRuns.ok("flink-tuned", 5, 30_000, 40);
+    flink.measuredPassResults = List.of(40L, 40L, 40L);
+    RunRecord weir = TestRuns.ok("weir", 5, 60_000, 40);
+    weir.measuredPassResults = List.of(40L, 40L, 39L);
+    Correctness.compareCounts(List.of(flink, weir));
+    assertThat(flink.correct).isTrue();
+    assertThat(flink.correctness).contains("all 3 measured passes counted 40");
+    assertThat(weir.correct).isFalse();
+    assertThat(weir.correctness).contains("equal across runners").contains("counted [40, 40, 39]");
+    RunRecord q9 = TestRuns.ok("weir", 9, 60_000, 40);
+    q9.measuredPassResults = List.of(40L, 41L);
+    assertThat(Correctness.passesAgree(q9).correct()).isNull();
+  }
+
+  @Test
   void differingCountsOfQ6AndQ9AreTimingDependentNotWrong() {
     for (int q : new int[] {6, 9}) {
       RunRecord flink = TestRuns.ok("flink", q, 12_000, 4_295);
