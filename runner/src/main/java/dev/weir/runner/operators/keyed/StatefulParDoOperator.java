@@ -112,7 +112,9 @@ import org.joda.time.Instant;
  * the timers and runners-core see at the input watermark it arrived under (so no timer that a
  * later advance makes ready fires before it, and it is judged late as it would have been on
  * arrival), and the output watermark at its timestamp (a timer in flight: at its output
- * timestamp). An advance is not complete while a timer firing is in flight (it may set timers
+ * timestamp), or lower, at the operator's other holds when it was submitted: a hold the call
+ * releases (a timer it resets, a state hold it clears) stays in force until the call's outputs
+ * are in the outbox, as on the sequential path. An advance is not complete while a timer firing is in flight (it may set timers
  * that fire in the same advance), nor, at the end of input, while any call is; meanwhile
  * {@link #awaitingInFlight()} keeps the task asking. A checkpoint waits until no call is in flight.
  *
@@ -166,11 +168,25 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
    *
    * @param watermarkMs for an element, the input watermark delivered when it arrived: the timers
    *     and runners-core see no later watermark until it ran ({@link Long#MAX_VALUE} for a timer)
+   * @param outputHoldMs what the call holds the output watermark at until it completed: the least
+   *     of the timestamp it may output at (the element's, or the timer's output timestamp) and the
+   *     operator's other holds when it was submitted ({@link #holdsBesideCalls}). The second term
+   *     keeps a hold the call releases (a timer it resets, a state hold it clears) in force until
+   *     its outputs are in the outbox, as on the sequential path, where no watermark can pass
+   *     between a call's release of a hold and its outputs (ParDoTest's testOutputTimestamp: a
+   *     downstream timer at 8 must not fire before the element at 9 whose call moved the upstream
+   *     timer's hold from 5 to 14). Holds set after submission are not captured, so calls in
+   *     flight one after another never pin the watermark.
    */
-  private record KeyedCall(KeyContext<?> key, WindowedValue<?> element, KeyedTimers.Entry timer, long watermarkMs) {
-    /** The least timestamp the call may output at: the element's, or the timer's output timestamp. */
-    long outputHoldMs() {
-      return timer == null ? element.getTimestamp().getMillis() : timer.data().getOutputTimestamp().getMillis();
+  private record KeyedCall(KeyContext<?> key, WindowedValue<?> element, KeyedTimers.Entry timer, long watermarkMs,
+                           long outputHoldMs) {
+    static KeyedCall element(KeyContext<?> key, WindowedValue<?> element, long watermarkMs, long holdsMs) {
+      return new KeyedCall(key, element, null, watermarkMs, Math.min(element.getTimestamp().getMillis(), holdsMs));
+    }
+
+    static KeyedCall timer(KeyContext<?> key, KeyedTimers.Entry timer, long holdsMs) {
+      return new KeyedCall(key, null, timer, Long.MAX_VALUE,
+          Math.min(timer.data().getOutputTimestamp().getMillis(), holdsMs));
     }
   }
 
@@ -339,7 +355,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
     KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
     if (calls != null) {
       startBundleIfNeeded();
-      calls.submit(new KeyedCall(key, kv, null, inputWatermark.getMillis()));
+      calls.submit(KeyedCall.element(key, kv, inputWatermark.getMillis(), holdsBesideCalls()));
       return;
     }
     setCurrent(key);
@@ -483,7 +499,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
     KeyContext<K> key = (KeyContext<K>) ready.key();
     startBundleIfNeeded();
     if (calls != null) {
-      KeyedCall call = new KeyedCall(key, null, ready, Long.MAX_VALUE);
+      KeyedCall call = KeyedCall.timer(key, ready, holdsBesideCalls());
       if (!calls.runHereIfKeyIdle(call)) { // else behind the key's calls in flight, on a worker
         timersInFlight++;
         calls.submit(call);
@@ -592,14 +608,19 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
    */
   @Override
   public Instant watermarkHold() {
-    long hold = Math.min(keys.holds().minMillis(), timers.outputHold().getMillis());
-    hold = Math.min(hold, pushedBackMinMs());
-    hold = Math.min(hold, firingHoldMillis());
-    hold = Math.min(hold, endProcessingHolds.minMillis()); // empty unless firing at the end of input
+    long hold = holdsBesideCalls();
     if (calls != null) {
       hold = Math.min(hold, calls.minOf(KeyedCall::outputHoldMs)); // calls in flight output at or after these
     }
     return new Instant(hold);
+  }
+
+  /** {@link #watermarkHold()} without the calls in flight, epoch ms. */
+  private long holdsBesideCalls() {
+    long hold = Math.min(keys.holds().minMillis(), timers.outputHold().getMillis());
+    hold = Math.min(hold, pushedBackMinMs());
+    hold = Math.min(hold, firingHoldMillis());
+    return Math.min(hold, endProcessingHolds.minMillis()); // empty unless firing at the end of input
   }
 
   /** Key contexts currently cached (bounded by {@link dev.weir.runner.state.KeyContexts#DEFAULT_CAPACITY}; for tests). */
