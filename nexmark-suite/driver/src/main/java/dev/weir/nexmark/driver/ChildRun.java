@@ -219,6 +219,9 @@ public final class ChildRun {
     if (spec.measuredSeconds() > 0) {
       o.put("measuredSeconds", String.valueOf(spec.measuredSeconds()));
     }
+    if (noDelayPass(spec)) {
+      o.put("noDelayPass", "true");
+    }
     o.putAll(RunCpus.childSweep(spec.sweep()));
     for (String arg : passthrough) {
       String a = arg.startsWith("--") ? arg.substring(2) : arg;
@@ -375,6 +378,15 @@ public final class ChildRun {
     return positiveOrNull(perf.path("eventsPerSec")) != null ? 0L : null;
   }
 
+  /**
+   * Whether the run's JVM runs a no-delay pass after its measured passes (the harness's
+   * {@code NoDelayPass}): the queries whose counts otherwise depend on timing
+   * ({@link Correctness#countsTimingDependent}), on every runner but bare.
+   */
+  static boolean noDelayPass(RunSpec spec) {
+    return spec.runner() != RunnerKind.BARE && Correctness.countsTimingDependent(spec.query(), spec.mode());
+  }
+
   /** Runs the spec to completion or timeout; never throws for a failed run. */
   public RunRecord run(RunSpec spec, Path runDir) {
     RunRecord r = new RunRecord();
@@ -508,6 +520,15 @@ public final class ChildRun {
     }
     if (spec.checkEvents() > 0) {
       readCheckPass(r, spec, runDir.resolve("perf-check.json"));
+    }
+    if (noDelayPass(spec)) {
+      JsonNode noDelayPerf = readPerf(runDir.resolve("perf-nodelay.json"));
+      if (noDelayPerf != null) {
+        r.noDelayResults = resultCount(noDelayPerf);
+        for (JsonNode e : noDelayPerf.path("errors")) {
+          r.nexmarkErrors.add("no-delay pass (perf-nodelay.json): " + e.asText());
+        }
+      }
     }
     for (Path warm : spec.warmupEvents() > 0 ? passFiles(runDir, "perf-warmup") : List.<Path>of()) {
       JsonNode warmPerf = readPerf(warm);

@@ -21,7 +21,9 @@ import java.util.stream.Collectors;
  * the same (query, mode, events, sweep values, repeat) on different runners must report the same
  * number of results; the majority count is taken as right when there is one, and with two runners
  * that disagree both are marked false. Counts of Q6 and Q9 that differ are recorded as
- * timing-dependent in streaming mode ({@link #countsTimingDependent}), with no verdict. Q10 (sharding) and Q12 (processing-time triggers) are not
+ * timing-dependent in streaming mode ({@link #countsTimingDependent}), with no verdict; those runs
+ * also run a no-delay pass (the same events with Nexmark's delayed events off), whose counts are
+ * judged like any other and decide the verdict. Q10 (sharding) and Q12 (processing-time triggers) are not
  * judged; Direct and Flink agree on every other query in streaming mode (and on all but Q6 in
  * batch, where Flink's batch translation fires Q6's per-element trigger differently), see
  * shared/reference/peerbench/DETAILS.md section 5.
@@ -89,9 +91,24 @@ public final class Correctness {
    * One result count to compare: a run's measured count over its events, or its check pass's over
    * its check events ({@link RunRecord#checkResults}).
    */
-  private record Count(RunRecord run, long events, long results, boolean check) {
+  private record Count(RunRecord run, long events, long results, Pass pass) {
     String label() {
-      return run.runner + (check ? " (check pass)" : "") + "=" + results;
+      return run.runner + pass.label + "=" + results;
+    }
+
+    boolean check() {
+      return pass == Pass.CHECK;
+    }
+  }
+
+  /** Which pass of a run a count comes from. */
+  private enum Pass {
+    MEASURED(""), CHECK(" (check pass)"), NO_DELAY(" (no-delay pass)");
+
+    final String label;
+
+    Pass(String label) {
+      this.label = label;
     }
   }
 
@@ -116,11 +133,15 @@ public final class Correctness {
       }
       if (r.numResults != null) {
         groups.computeIfAbsent(groupKey(r, r.events), k -> new ArrayList<>())
-            .add(new Count(r, r.events, r.numResults, false));
+            .add(new Count(r, r.events, r.numResults, Pass.MEASURED));
       }
       if (r.checkResults != null && r.checkEvents != null) {
         groups.computeIfAbsent(groupKey(r, r.checkEvents), k -> new ArrayList<>())
-            .add(new Count(r, r.checkEvents, r.checkResults, true));
+            .add(new Count(r, r.checkEvents, r.checkResults, Pass.CHECK));
+      }
+      if (r.noDelayResults != null) {
+        groups.computeIfAbsent(groupKey(r, r.events) + "|no-delay", k -> new ArrayList<>())
+            .add(new Count(r, r.events, r.noDelayResults, Pass.NO_DELAY));
       }
     }
     Map<RunRecord, Verdict> passes = new HashMap<>();
@@ -134,6 +155,7 @@ public final class Correctness {
     }
     Map<RunRecord, Verdict> measured = new HashMap<>();
     Map<RunRecord, List<Verdict>> checked = new LinkedHashMap<>();
+    Map<RunRecord, Verdict> noDelay = new HashMap<>();
     for (List<Count> g : groups.values()) {
       long distinctRunners = g.stream().map(x -> x.run.runner).distinct().count();
       if (distinctRunners < 2) {
@@ -156,7 +178,7 @@ public final class Correctness {
         Verdict v;
         if (votes.size() == 1) {
           v = new Verdict(Boolean.TRUE, r.mode + " result counts equal across runners" + where + " (" + counts + ")");
-        } else if (countsTimingDependent(r.query, r.mode)) {
+        } else if (countsTimingDependent(r.query, r.mode) && c.pass != Pass.NO_DELAY) {
           v = new Verdict(null, TIMING_DEPENDENT + r.mode + " result counts differ across runners" + where
               + " (" + counts + "), as they do between two runs of one runner: late-data drops of "
               + "Nexmark's delayed events depend on timing; not judged");
@@ -164,8 +186,10 @@ public final class Correctness {
           v = new Verdict(Objects.equals(majority, c.results), r.mode + " result counts differ across runners"
               + where + " (" + counts + ")" + (majority == null ? "; no majority" : "; majority " + majority));
         }
-        if (c.check) {
+        if (c.pass == Pass.CHECK) {
           checked.computeIfAbsent(r, k -> new ArrayList<>()).add(v);
+        } else if (c.pass == Pass.NO_DELAY) {
+          noDelay.put(r, v);
         } else {
           measured.put(r, v);
         }
@@ -184,6 +208,10 @@ public final class Correctness {
       }
       if (passes.containsKey(r)) {
         all.add(passes.get(r));
+      }
+      if (noDelay.containsKey(r)) {
+        Verdict v = noDelay.get(r);
+        all.add(new Verdict(v.correct, "no-delay pass (--probDelayedEvent=0): " + v.words));
       }
       if (all.isEmpty()) {
         continue;

@@ -16,7 +16,7 @@ import java.util.Map;
 @JsonPropertyOrder({"runner", "query", "queryName", "mode", "beamVersion", "events", "warmupEvents", "warmupPasses", "warmupSec",
     "warmupCompileShare", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "measuredPasses", "measuredSec",
-    "measuredCompileShare", "measuredPassResults", "checkEvents", "checkResults", "checkSec", "wallSec",
+    "measuredCompileShare", "measuredPassResults", "checkEvents", "checkResults", "checkSec", "noDelayResults", "wallSec",
     "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "peakRssScope", "warmupPeakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
     "profiling"})
@@ -91,6 +91,12 @@ public final class RunRecord {
   public Long checkEvents;
   /** The check pass's result count; null without a check pass or when it reported none. */
   public Long checkResults;
+  /**
+   * The result count of the no-delay pass (the measured events again with Nexmark's delayed events
+   * off, after the measured passes; Q6 and Q9 in streaming mode), which every runner's must equal;
+   * null without one (since results schema 1.9.0).
+   */
+  public Long noDelayResults;
   /**
    * Wall time of the check pass, seconds (the JVM's first, cold pass; it counts toward the
    * warm-up's floor and most but not toward {@link #warmupSec}); null without one.

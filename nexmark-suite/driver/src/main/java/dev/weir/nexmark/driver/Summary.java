@@ -31,7 +31,7 @@ public final class Summary {
   /** One table row. */
   @JsonPropertyOrder({"query", "queryName", "mode", "sweep", "eventsPerSec", "eventsPerSecMin",
       "eventsPerSecMax", "okRuns", "cpuMicrosPerEvent", "peakRssBytes", "status",
-      "numResults", "checkResults", "correct", "weirOverFlink", "weirOverDirect", "weirOverBare",
+      "numResults", "checkResults", "noDelayResults", "correct", "weirOverFlink", "weirOverDirect", "weirOverBare",
       "weirOver", "weirSamzaOverWeir"})
   public static final class Row {
     public int query;
@@ -59,6 +59,8 @@ public final class Summary {
     public Map<String, Long> numResults = new LinkedHashMap<>();
     /** runner -> result count of its (last ok) run's check pass, for runners that ran one. */
     public Map<String, Long> checkResults = new LinkedHashMap<>();
+    /** runner -> result count of its (last ok) run's no-delay pass (Q6, Q9 streaming), for runners that ran one. */
+    public Map<String, Long> noDelayResults = new LinkedHashMap<>();
     /**
      * runner -> verdict over its runs: false if any was wrong, true if any was right, else null
      * (not judged, or timing-dependent).
@@ -138,6 +140,7 @@ public final class Summary {
         String status = null;
         Long results = null;
         Long checked = null;
+        Long noDelay = null;
         Boolean correct = null;
         for (RunRecord r : group) {
           if (r.runner.equals(runner)) {
@@ -148,6 +151,7 @@ public final class Summary {
               rss.add(r.peakRssBytes == null ? null : r.peakRssBytes.doubleValue());
               results = r.numResults;
               checked = r.checkResults;
+              noDelay = r.noDelayResults;
             }
             if (Boolean.FALSE.equals(r.correct)) {
               correct = Boolean.FALSE;
@@ -177,6 +181,9 @@ public final class Summary {
           row.correct.put(runner, correct);
           if (checked != null) {
             row.checkResults.put(runner, checked);
+          }
+          if (noDelay != null) {
+            row.noDelayResults.put(runner, noDelay);
           }
         }
       }
@@ -425,7 +432,8 @@ public final class Summary {
   /**
    * The row's result counts and what was judged of them: "580 (all 3 agree)" when every ok runner
    * counted the same, else each runner's count; then the check passes' counts, if any ran
-   * ("check flink=17 weir=17"); then the verdict: "[ok]" when every judged runner was right,
+   * ("check flink=17 weir=17") and the no-delay passes' ("no-delay flink-tuned=90 weir=90"); then the
+   * verdict: "[ok]" when every judged runner was right,
    * "[WRONG: weir]", "[timing-dependent]", or "[not judged]".
    */
   static String resultsCell(Row row) {
@@ -438,6 +446,10 @@ public final class Summary {
       sb.append(" check");
       row.checkResults.forEach((runner, n) -> sb.append(' ').append(runner).append('=').append(n));
     }
+    if (!row.noDelayResults.isEmpty()) {
+      sb.append(" no-delay");
+      row.noDelayResults.forEach((runner, n) -> sb.append(' ').append(runner).append('=').append(n));
+    }
     List<String> wrong = new ArrayList<>();
     boolean anyRight = false;
     for (Map.Entry<String, Boolean> e : row.correct.entrySet()) {
@@ -447,6 +459,7 @@ public final class Summary {
       anyRight |= Boolean.TRUE.equals(e.getValue());
     }
     sb.append(!wrong.isEmpty() ? " [WRONG: " + String.join(", ", wrong) + "]"
+        : row.timingDependent && anyRight ? " [ok; measured counts timing-dependent]"
         : row.timingDependent ? " [timing-dependent]" : anyRight ? " [ok]" : " [not judged]");
     return sb.toString();
   }

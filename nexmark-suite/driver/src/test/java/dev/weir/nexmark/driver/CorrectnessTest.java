@@ -42,6 +42,36 @@ class CorrectnessTest {
   }
 
   @Test
+  void theNoDelayPassDecidesQ6AndQ9WhereTheMeasuredCountsDependOnTiming() {
+    RunRecord flink = TestRuns.ok("flink-tuned", 6, 12_000, 4_295);
+    RunRecord weir = TestRuns.ok("weir", 6, 14_000, 4_301);
+    flink.noDelayResults = 4_400L;
+    weir.noDelayResults = 4_400L;
+    Correctness.compareCounts(List.of(flink, weir));
+    assertThat(weir.correct).isTrue();
+    assertThat(weir.correctness).startsWith("timing-dependent").contains("no-delay pass (--probDelayedEvent=0): "
+        + "streaming result counts equal across runners");
+    assertThat(Summary.resultsCell(Summary.of(List.of(flink, weir), List.of("flink-tuned", "weir")).rows.get(0)))
+        .contains("no-delay flink-tuned=4400 weir=4400").endsWith("[ok; measured counts timing-dependent]");
+
+    RunRecord f9 = TestRuns.ok("flink-tuned", 9, 12_000, 900);
+    RunRecord w9 = TestRuns.ok("weir", 9, 14_000, 900);
+    f9.noDelayResults = 950L;
+    w9.noDelayResults = 951L;
+    Correctness.compareCounts(List.of(f9, w9));
+    assertThat(w9.correct).isFalse();
+    assertThat(w9.correctness).contains("no-delay pass").contains("differ");
+  }
+
+  @Test
+  void onlyTimingDependentQueriesRunANoDelayPass() {
+    assertThat(ChildRun.noDelayPass(new RunSpec(RunnerKind.WEIR, 6, "streaming", 1_000, java.util.Map.of(), 1))).isTrue();
+    assertThat(ChildRun.noDelayPass(new RunSpec(RunnerKind.DIRECT, 9, "streaming", 1_000, java.util.Map.of(), 1))).isTrue();
+    assertThat(ChildRun.noDelayPass(new RunSpec(RunnerKind.WEIR, 6, "batch", 1_000, java.util.Map.of(), 1))).isFalse();
+    assertThat(ChildRun.noDelayPass(new RunSpec(RunnerKind.WEIR, 5, "streaming", 1_000, java.util.Map.of(), 1))).isFalse();
+  }
+
+  @Test
   void differingCountsOfQ6AndQ9AreTimingDependentNotWrong() {
     for (int q : new int[] {6, 9}) {
       RunRecord flink = TestRuns.ok("flink", q, 12_000, 4_295);

@@ -36,7 +36,23 @@ public final class ProcessFacts {
   /** Whether VmHWM was reset when the measured pass started, so that it is the measured pass's. */
   private static boolean peakRssReset;
 
+  /**
+   * CPU seconds, GC ms, GC count and VmHWM when the measured passes ended, if a pass that is not
+   * measured ran after them ({@link #endMeasuredPasses}); null otherwise.
+   */
+  private static double[] measuredEnd;
+
   private ProcessFacts() {}
+
+  /**
+   * Marks the end of the measured passes, when another pass follows them (the no-delay pass): from
+   * now on {@link #collect} reports CPU seconds, GC time, GC count and peak RSS as they were at this
+   * point, so what runs after is in no measured figure.
+   */
+  public static void endMeasuredPasses() {
+    long[] gc = gcTotals();
+    measuredEnd = new double[] {processCpuSeconds(), gc[0], gc[1], peakRssBytes()};
+  }
 
   /**
    * Marks the end of the warm-up passes: from now on {@link #collect} reports CPU seconds, GC time,
@@ -136,8 +152,8 @@ public final class ProcessFacts {
   public static Map<String, Object> collect(double wallSec, String error) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("wallSec", wallSec);
-    double cpu = processCpuSeconds();
-    long[] gc = gcTotals();
+    double cpu = measuredEnd != null ? measuredEnd[0] : processCpuSeconds();
+    long[] gc = measuredEnd != null ? new long[] {(long) measuredEnd[1], (long) measuredEnd[2]} : gcTotals();
     m.put("cpuSeconds", cpu < 0 ? cpu : cpu - baselineCpuSeconds);
     m.put("gcTimeMs", gc[0] - baselineGcTimeMs);
     m.put("gcCount", gc[1] - baselineGcCount);
@@ -147,7 +163,7 @@ public final class ProcessFacts {
       m.put("warmupGcCount", baselineGcCount);
       m.put("warmupPeakRssBytes", warmupPeakRssBytes);
     }
-    m.put("peakRssBytes", peakRssBytes());
+    m.put("peakRssBytes", measuredEnd != null ? (long) measuredEnd[3] : peakRssBytes());
     m.put("peakRssScope", warmedUp && peakRssReset ? "measured" : "process");
     Map<String, Object> jvm = new LinkedHashMap<>();
     jvm.put("version", System.getProperty("java.runtime.version"));
