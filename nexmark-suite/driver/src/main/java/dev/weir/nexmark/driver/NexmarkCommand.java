@@ -101,7 +101,7 @@ public final class NexmarkCommand implements Callable<Integer> {
 
   /**
    * Default runners: Direct as the reference for result counts, Beam's Flink runner with the
-   * settings a Flink user picks for speed (flink-tuned: object reuse, faster copy, heap state), Weir,
+   * settings a Flink user picks for speed (flink-tuned: object reuse, heap state; faster copy when it does not checkpoint), Weir,
    * and the runner-less limit. Until issue 42 (session 28) the peer was plain flink, Flink as
    * shipped, against which Weir's lead was 5x where against flink-tuned it was 1.8x.
    */
@@ -115,7 +115,8 @@ public final class NexmarkCommand implements Callable<Integer> {
 
   @Option(names = "--runners", split = ",", defaultValue = DEFAULT_RUNNERS,
       description = "Runners: direct, flink (Beam's Flink runner as shipped: RocksDB, no object reuse), "
-          + "flink-tuned (object reuse, faster copy, heap state), flink-tuned-rocksdb (the same on RocksDB), "
+          + "flink-tuned (object reuse, heap state; faster copy without checkpoints), flink-tuned-rocksdb (object "
+          + "reuse, faster copy, RocksDB), "
           + "weir, weir-samza, bare (bare: Q0-Q2 only; weir-samza: Weir on samza-core with a Kafka broker "
           + "the suite starts, see --kafka). Default: ${DEFAULT-VALUE}.")
   List<String> runners;

@@ -39,7 +39,9 @@ class RunnerVariantsTest {
   void everyRunnerThatCheckpointsGetsTheSameIntervalAndFlinkRunsStillEnd() {
     assertThat(RunnerKind.WEIR.checkpointOptions(10_000)).containsExactly(Map.entry("checkpointingIntervalMs", "10000"));
     assertThat(RunnerKind.FLINK_TUNED.checkpointOptions(10_000))
-        .containsEntry("checkpointingInterval", "10000").containsEntry("shutdownSourcesAfterIdleMs", "0");
+        .containsEntry("checkpointingInterval", "10000").containsEntry("shutdownSourcesAfterIdleMs", "0")
+        .containsEntry("fasterCopy", "false"); // heap snapshots need a real copy
+    assertThat(RunnerKind.FLINK_TUNED_ROCKSDB.checkpointOptions(10_000)).doesNotContainKey("fasterCopy");
     assertThat(RunnerKind.FLINK.checkpointOptions(0)).isEmpty();
     assertThat(RunnerKind.WEIR.checkpointOptions(0)).containsEntry("checkpointingIntervalMs", "0");
     assertThat(RunnerKind.DIRECT.checkpointOptions(10_000)).isEmpty();
