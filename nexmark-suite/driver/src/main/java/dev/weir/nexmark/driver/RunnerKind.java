@@ -258,7 +258,9 @@ public enum RunnerKind {
             + "Format's JSON string per result, devnull; --work=query: the query's work only); Q0's "
             + "coder round trip with the schema coder Nexmark's pipeline gives Event on every runner; "
             + "the same --warmup-events pass as every runner; uses the classpath-direct classpath but "
-            + "not the Direct runner");
+            + "not the Direct runner; timed as Nexmark times a runner, from the first event's wall-clock "
+            + "read to the last event's or result's (thread start-up and joins outside, as a pipeline's "
+            + "set-up and teardown are)");
         break;
       default:
         throw new AssertionError(this);

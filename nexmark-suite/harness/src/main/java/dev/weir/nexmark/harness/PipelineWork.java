@@ -92,6 +92,23 @@ final class PipelineWork {
     discarded++;
   }
 
+  /**
+   * The wall-clock read of this worker's first event, epoch ms (as the event monitor's
+   * {@code processingTime} minimum); {@link Long#MAX_VALUE} before any.
+   */
+  long firstEventMs() {
+    return eventProcessingTime.min;
+  }
+
+  /**
+   * The wall-clock read of this worker's last event or result, whichever is later, epoch ms (as
+   * Nexmark's end of a run: the later of the event and the result monitor's {@code processingTime}
+   * maxima); {@link Long#MIN_VALUE} before any.
+   */
+  long lastMs() {
+    return Math.max(eventProcessingTime.max, resultProcessingTime.max);
+  }
+
   /** A value depending on every update, so the JIT keeps them. */
   long digest() {
     return eventElements + eventBytes + eventProcessingTime.sum + eventTimestamps.max + snoopEvents

@@ -41,4 +41,20 @@ class BareRunnerTest {
             .via(e -> e));
     assertThat(events.getCoder()).isEqualTo(coder);
   }
+
+  @Test
+  void aPassIsTimedFromTheFirstEventToTheLastEventOrResultAsNexmarkTimesARunner() throws Exception {
+    long[] clock = new long[2];
+    long before = System.currentTimeMillis();
+    long results = BareRunner.work(events(20_000), 2, 123, true, clock);
+    long after = System.currentTimeMillis();
+    assertThat(results).isPositive();
+    assertThat(clock[0]).isBetween(before, clock[1]);
+    assertThat(clock[1]).isLessThanOrEqualTo(after);
+    assertThat(BareRunner.runtimeSec(new long[] {1_000, 3_500}, 9.0)).isEqualTo(2.5);
+    // without the pipeline's work there is no clock: the pass's wall time
+    BareRunner.work(events(1_000), 2, 123, false, clock);
+    assertThat(BareRunner.runtimeSec(clock, 9.0)).isEqualTo(9.0);
+    assertThat(BareRunner.runtimeSec(new long[] {5, 5}, 0.0004)).isEqualTo(0.0004);
+  }
 }
