@@ -54,6 +54,7 @@ public final class Comparison {
    * @param okRuns how many repeats were ok
    * @param cpuSeconds median CPU seconds over the ok repeats
    * @param cpuMicrosPerEvent median CPU µs per event over the ok repeats
+   * @param compileShare median JIT compile share of the measured passes over the ok repeats
    * @param peakRssBytes median peak RSS over the ok repeats, in bytes
    * @param gcTimeMs median GC time over the ok repeats, in ms
    * @param repeats number of runs summarised
@@ -64,7 +65,7 @@ public final class Comparison {
    */
   public record Cell(String runner, Double eventsPerSec, Double eventsPerSecMin, Double eventsPerSecMax, int okRuns,
       String status, Long numResults, Boolean correct,
-      boolean timingDependent, Double cpuSeconds, Double cpuMicrosPerEvent, Long peakRssBytes, Long gcTimeMs, int repeats, String firstErrorLine, String profiling,
+      boolean timingDependent, Double cpuSeconds, Double cpuMicrosPerEvent, Double compileShare, Long peakRssBytes, Long gcTimeMs, int repeats, String firstErrorLine, String profiling,
       String correctness) {
 
     /** Whether the cell has a throughput to compare. */
@@ -148,6 +149,7 @@ public final class Comparison {
         correct == null && runs.stream().anyMatch(RunResult::timingDependent),
         median(ok, RunResult::cpuSeconds),
         median(ok, RunResult::cpuMicrosPerEvent),
+        median(ok, RunResult::measuredCompileShare),
         toLong(median(ok, r -> r.peakRssBytes() == null ? null : r.peakRssBytes().doubleValue())),
         toLong(median(ok, r -> r.gcTimeMs() == null ? null : r.gcTimeMs().doubleValue())),
         runs.size(),

@@ -398,7 +398,9 @@ public final class HtmlReport {
       for (String r : runners) {
         Cell c = row.cells().get(r);
         page.raw("<td class=\"num\" title=\"").text(c == null || c.cpuSeconds() == null ? ""
-            : String.format(Locale.ROOT, "%.1f CPU s in the measured passes", c.cpuSeconds())).raw("\">")
+            : String.format(Locale.ROOT, "%.1f CPU s in the measured passes", c.cpuSeconds())
+                + (c.compileShare() == null ? "" : String.format(Locale.ROOT,
+                    "; JIT compilers busy %.2f of their wall time", c.compileShare()))).raw("\">")
             .text(c == null || c.cpuMicrosPerEvent() == null ? "–" : String.format(Locale.ROOT,
                 c.cpuMicrosPerEvent() < 10 ? "%.2f" : "%.1f", c.cpuMicrosPerEvent())).raw("</td>");
       }

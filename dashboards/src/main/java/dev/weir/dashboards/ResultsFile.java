@@ -87,6 +87,7 @@ public record ResultsFile(
           number(run, "runtimeSec"),
           number(run, "cpuSeconds"),
           cpuMicrosPerEvent(run),
+          number(run, "measuredCompileShare"),
           integer(run, "peakRssBytes"),
           integer(run, "gcTimeMs"),
           strings(run.get("sweep")),

@@ -22,6 +22,7 @@ import java.util.stream.Collectors;
  * @param cpuSeconds process CPU time of the run's JVM, in s
  * @param cpuMicrosPerEvent CPU time of the measured passes per event they processed, in µs
  *     ({@code cpuSeconds} over {@code events x measuredPasses}); null when either is missing
+ * @param measuredCompileShare the JIT compilers' time over the measured passes' wall time, may be null
  * @param peakRssBytes peak resident set of the run's JVM, in bytes
  * @param gcTimeMs garbage-collection time of the run's JVM, in ms
  * @param sweep the swept option values of this run (empty when not a sweep)
@@ -44,6 +45,7 @@ public record RunResult(
     Double runtimeSec,
     Double cpuSeconds,
     Double cpuMicrosPerEvent,
+    Double measuredCompileShare,
     Long peakRssBytes,
     Long gcTimeMs,
     Map<String, String> sweep,

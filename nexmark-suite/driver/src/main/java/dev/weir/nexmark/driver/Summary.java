@@ -30,7 +30,7 @@ public final class Summary {
 
   /** One table row. */
   @JsonPropertyOrder({"query", "queryName", "mode", "sweep", "eventsPerSec", "eventsPerSecMin",
-      "eventsPerSecMax", "okRuns", "cpuMicrosPerEvent", "peakRssBytes", "status",
+      "eventsPerSecMax", "okRuns", "cpuMicrosPerEvent", "peakRssBytes", "measuredCompileShare", "status",
       "numResults", "checkResults", "noDelayResults", "correct", "weirOverFlink", "weirOverDirect", "weirOverBare",
       "weirOver", "weirSamzaOverWeir"})
   public static final class Row {
@@ -53,6 +53,11 @@ public final class Summary {
     public Map<String, Double> cpuMicrosPerEvent = new LinkedHashMap<>();
     /** runner -> median over its ok runs of the measured passes' peak resident set, bytes. */
     public Map<String, Long> peakRssBytes = new LinkedHashMap<>();
+    /**
+     * runner -> median over its ok runs of the JIT compilers' time over the measured passes' wall
+     * time (all compiler threads; near 0 when the warm-up left the JIT settled).
+     */
+    public Map<String, Double> measuredCompileShare = new LinkedHashMap<>();
     /** runner -> status of its (last) run. */
     public Map<String, String> status = new LinkedHashMap<>();
     /** runner -> result count of its (last ok) run. */
@@ -137,6 +142,7 @@ public final class Summary {
         List<Double> eps = new ArrayList<>();
         List<Double> cpu = new ArrayList<>();
         List<Double> rss = new ArrayList<>();
+        List<Double> jit = new ArrayList<>();
         String status = null;
         Long results = null;
         Long checked = null;
@@ -149,6 +155,7 @@ public final class Summary {
               eps.add(r.eventsPerSec);
               cpu.add(cpuMicrosPerEvent(r));
               rss.add(r.peakRssBytes == null ? null : r.peakRssBytes.doubleValue());
+              jit.add(r.measuredCompileShare);
               results = r.numResults;
               checked = r.checkResults;
               noDelay = r.noDelayResults;
@@ -171,6 +178,10 @@ public final class Summary {
           Double cpuMedian = Stats.median(cpu);
           if (cpuMedian != null) {
             row.cpuMicrosPerEvent.put(runner, cpuMedian);
+          }
+          Double jitMedian = Stats.median(jit);
+          if (jitMedian != null) {
+            row.measuredCompileShare.put(runner, jitMedian);
           }
           Double rssMedian = Stats.median(rss);
           if (rssMedian != null) {
@@ -319,8 +330,9 @@ public final class Summary {
   }
 
   /**
-   * The cost block under the table: per row, each runner's CPU microseconds per event and peak RSS
-   * (MiB) of its measured passes, medians over its ok runs; nothing when no run reported either.
+   * The cost block under the table: per row, each runner's CPU microseconds per event, peak RSS
+   * (MiB) and JIT compile share of its measured passes, medians over its ok runs; nothing when no
+   * run reported CPU or RSS.
    */
   private void costTable(StringBuilder sb, List<String> runnerOrder) {
     List<String> costed = runnerOrder.stream()
@@ -337,7 +349,11 @@ public final class Summary {
     for (String r : costed) {
       sb.append(String.format(Locale.ROOT, " %" + Math.max(10, r.length() + 2) + "s", r));
     }
-    sb.append("   <- peak RSS MiB (measured passes; medians)").append(System.lineSeparator());
+    sb.append("   <- peak RSS MiB");
+    for (String r : costed) {
+      sb.append(String.format(Locale.ROOT, " %" + Math.max(10, r.length() + 2) + "s", r));
+    }
+    sb.append("   <- JIT share (measured passes; medians)").append(System.lineSeparator());
     for (Row row : rows) {
       sb.append(String.format(Locale.ROOT, "%-4d %-9s", row.query, row.mode));
       for (String r : costed) {
@@ -350,6 +366,12 @@ public final class Summary {
         Long b = row.peakRssBytes.get(r);
         sb.append(String.format(Locale.ROOT, " %" + Math.max(10, r.length() + 2) + "s",
             b == null ? "-" : String.valueOf(Math.round(b / 1048576.0))));
+      }
+      sb.append("                  ");
+      for (String r : costed) {
+        Double j = row.measuredCompileShare.get(r);
+        sb.append(String.format(Locale.ROOT, " %" + Math.max(10, r.length() + 2) + "s",
+            j == null ? "-" : String.format(Locale.ROOT, "%.2f", j)));
       }
       sb.append(System.lineSeparator());
     }

@@ -123,10 +123,11 @@ class RunnerVariantsTest {
     // 1,000 events x 2 passes; CPU seconds = events/s / 1e5 in run(): 3.0 s over 2,000 events
     assertThat(row.cpuMicrosPerEvent.get("weir")).isCloseTo(1_500.0, within(1e-9));
     assertThat(row.peakRssBytes).containsEntry("weir", 300L << 20);
+    assertThat(row.measuredCompileShare).containsEntry("weir", 0.3);
     String table = s.table(List.of("flink-tuned", "flink", "weir"));
     assertThat(table).contains("300.0K [240.0K-330.0K]").contains("Weir/flink-tuned").contains("3.00x")
         .contains("Weir/flink-tuned 3.00x over 1 queries").contains("<- CPU us/event").contains("1500.0")
-        .contains("ratios are of medians");
+        .contains("ratios are of medians").contains("<- JIT share").contains("0.30");
   }
 
   private static RunRecord run(String runner, double eventsPerSec, int repeat) {
@@ -136,6 +137,7 @@ class RunnerVariantsTest {
     r.measuredPasses = 2;
     r.cpuSeconds = eventsPerSec / 1e5;
     r.peakRssBytes = ((long) (eventsPerSec / 1_000)) << 20;
+    r.measuredCompileShare = eventsPerSec / 1e6;
     return r;
   }
 }
