@@ -225,7 +225,7 @@ public final class Correctness {
       if (r.correct == null && "none".equals(r.correctness)) {
         r.correctness = !RunRecord.OK.equals(r.status) ? "none: the run did not finish ok"
             : "bare".equals(r.runner) ? "none: bare pseudo-runner (no pipeline)"
-            : !countsComparable(r.query) ? "none: result count depends on the runner (Q10 sharding, Q12 processing time)"
+            : !countsComparable(r.query) ? notJudged(r.query)
             : "none: no other runner's result count to compare with";
       }
     }
@@ -253,6 +253,21 @@ public final class Correctness {
     }
     return new Verdict(Boolean.FALSE, "the " + n + " measured passes counted " + r.measuredPassResults
         + " over the same events");
+  }
+
+  /**
+   * Why a query's count is not judged (Q10, Q12), in the words a run's {@code correctness} gives.
+   * Q10 would be judged by the files it writes, but Nexmark 2.76's Query10 refuses an
+   * {@code --outputPath} on every runner ("Disabled after removal of GcsIOChannelFactory"), so it
+   * writes none and counts one result per pane of its per-shard windows, and the panes depend on
+   * each runner's bundling and triggering. Q12 counts panes of processing-time triggers, which
+   * depend on how fast the runner is.
+   */
+  static String notJudged(int query) {
+    return query == 10
+        ? "none: Q10 writes no files here (Nexmark's Query10 refuses --outputPath on every runner), and its "
+            + "count is of per-shard panes, which depend on the runner's bundling and triggering"
+        : "none: Q12 counts panes of processing-time triggers, which depend on the runner's speed";
   }
 
   private static String groupKey(RunRecord r, long events) {

@@ -160,6 +160,7 @@ class CorrectnessTest {
     RunRecord weir = checked("weir", 10, 2, 2);
     Correctness.compareCounts(List.of(direct, weir));
     assertThat(weir.correct).isNull();
-    assertThat(weir.correctness).contains("depends on the runner");
+    assertThat(weir.correctness).contains("depend on the runner's bundling");
+    assertThat(Correctness.notJudged(12)).contains("processing-time triggers");
   }
 }
