@@ -161,11 +161,17 @@ public final class ChildRun {
    * options, then its checkpoint options (streaming runs), then its {@code --runner-options}.
    */
   Map<String, String> runnerConfiguration(RunSpec spec, Path runDir) {
+    Map<String, String> o = throughputAndCheckpointOptions(spec, runDir);
+    o.putAll(runnerOptions.of(spec.runner()));
+    return o;
+  }
+
+  /** The runner's throughput options, then its checkpoint options in a streaming run. */
+  private Map<String, String> throughputAndCheckpointOptions(RunSpec spec, Path runDir) {
     Map<String, String> o = new LinkedHashMap<>(spec.runner().runnerOptions(cpus.parallelism(spec), runDir));
     if (spec.streaming() && checkpointIntervalMs >= 0) {
       o.putAll(spec.runner().checkpointOptions(checkpointIntervalMs));
     }
-    o.putAll(runnerOptions.of(spec.runner()));
     return o;
   }
 
@@ -201,10 +207,7 @@ public final class ChildRun {
         o.put("assertCorrectness", "true");
       }
     }
-    o.putAll(spec.runner().runnerOptions(cpus.parallelism(spec), runDir));
-    if (spec.streaming() && checkpointIntervalMs >= 0) {
-      o.putAll(spec.runner().checkpointOptions(checkpointIntervalMs));
-    }
+    o.putAll(throughputAndCheckpointOptions(spec, runDir));
     // The harness's (and the bare runner's) own options: warm-up passes before the measured one.
     if (spec.checkEvents() > 0) {
       o.put("checkEvents", String.valueOf(spec.checkEvents()));
