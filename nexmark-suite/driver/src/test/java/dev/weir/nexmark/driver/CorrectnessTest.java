@@ -43,10 +43,8 @@ class CorrectnessTest {
 
   @Test
   void theNoDelayPassDecidesQ6AndQ9WhereTheMeasuredCountsDependOnTiming() {
-    RunRecord flink = TestRuns.ok("flink-tuned", 6, 12_000, 4_295);
-    RunRecord weir = TestRuns.ok("weir", 6, 14_000, 4_301);
-    flink.noDelayResults = 4_400L;
-    weir.noDelayResults = 4_400L;
+    RunRecord flink = noDelayRun("flink-tuned", 6, 4_295, 4_400);
+    RunRecord weir = noDelayRun("weir", 6, 4_301, 4_400);
     Correctness.compareCounts(List.of(flink, weir));
     assertThat(weir.correct).isTrue();
     assertThat(weir.correctness).startsWith("timing-dependent").contains("no-delay pass (--probDelayedEvent=0): "
@@ -54,13 +52,18 @@ class CorrectnessTest {
     assertThat(Summary.resultsCell(Summary.of(List.of(flink, weir), List.of("flink-tuned", "weir")).rows.get(0)))
         .contains("no-delay flink-tuned=4400 weir=4400").endsWith("[ok; measured counts timing-dependent]");
 
-    RunRecord f9 = TestRuns.ok("flink-tuned", 9, 12_000, 900);
-    RunRecord w9 = TestRuns.ok("weir", 9, 14_000, 900);
-    f9.noDelayResults = 950L;
-    w9.noDelayResults = 951L;
+    RunRecord f9 = noDelayRun("flink-tuned", 9, 900, 950);
+    RunRecord w9 = noDelayRun("weir", 9, 900, 951);
     Correctness.compareCounts(List.of(f9, w9));
     assertThat(w9.correct).isFalse();
     assertThat(w9.correctness).contains("no-delay pass").contains("differ");
+  }
+
+  /** An ok run of {@code query} that counted {@code measured} in its measured pass and {@code noDelay} in its no-delay pass. */
+  private static RunRecord noDelayRun(String runner, int query, long measured, long noDelay) {
+    RunRecord r = TestRuns.ok(runner, query, 12_000, measured);
+    r.noDelayResults = noDelay;
+    return r;
   }
 
   @Test
