@@ -161,16 +161,25 @@ public final class ChildRun {
    * options, then its checkpoint options (streaming runs), then its {@code --runner-options}.
    */
   Map<String, String> runnerConfiguration(RunSpec spec, Path runDir) {
-    Map<String, String> o = throughputAndCheckpointOptions(spec, runDir);
-    o.putAll(runnerOptions.of(spec.runner()));
+    return runnerConfiguration(spec.runner(), spec.streaming(), cpus.parallelism(spec), runDir);
+  }
+
+  /**
+   * As {@link #runnerConfiguration(RunSpec, Path)} for any run of {@code runner} at
+   * {@code parallelism} (the suite's {@code runner-config.json} states it once per runner).
+   */
+  Map<String, String> runnerConfiguration(RunnerKind runner, boolean streaming, int parallelism, Path runDir) {
+    Map<String, String> o = throughputAndCheckpointOptions(runner, streaming, parallelism, runDir);
+    o.putAll(runnerOptions.of(runner));
     return o;
   }
 
   /** The runner's throughput options, then its checkpoint options in a streaming run. */
-  private Map<String, String> throughputAndCheckpointOptions(RunSpec spec, Path runDir) {
-    Map<String, String> o = new LinkedHashMap<>(spec.runner().runnerOptions(cpus.parallelism(spec), runDir));
-    if (spec.streaming() && checkpointIntervalMs >= 0) {
-      o.putAll(spec.runner().checkpointOptions(checkpointIntervalMs));
+  private Map<String, String> throughputAndCheckpointOptions(RunnerKind runner, boolean streaming, int parallelism,
+                                                             Path runDir) {
+    Map<String, String> o = new LinkedHashMap<>(runner.runnerOptions(parallelism, runDir));
+    if (streaming && checkpointIntervalMs >= 0) {
+      o.putAll(runner.checkpointOptions(checkpointIntervalMs));
     }
     return o;
   }
@@ -207,7 +216,7 @@ public final class ChildRun {
         o.put("assertCorrectness", "true");
       }
     }
-    o.putAll(throughputAndCheckpointOptions(spec, runDir));
+    o.putAll(throughputAndCheckpointOptions(spec.runner(), spec.streaming(), cpus.parallelism(spec), runDir));
     // The harness's (and the bare runner's) own options: warm-up passes before the measured one.
     if (spec.checkEvents() > 0) {
       o.put("checkEvents", String.valueOf(spec.checkEvents()));

@@ -127,9 +127,14 @@ public final class Correctness {
    */
   public static void compareCounts(List<RunRecord> runs) {
     Map<String, List<Count>> groups = new LinkedHashMap<>();
+    Map<RunRecord, Verdict> passes = new HashMap<>();
     for (RunRecord r : runs) {
       if (!RunRecord.OK.equals(r.status) || "bare".equals(r.runner) || !countsComparable(r.query)) {
         continue;
+      }
+      Verdict ownPasses = passesAgree(r);
+      if (ownPasses != null) {
+        passes.put(r, ownPasses);
       }
       if (r.numResults != null) {
         groups.computeIfAbsent(groupKey(r, r.events), k -> new ArrayList<>())
@@ -142,15 +147,6 @@ public final class Correctness {
       if (r.noDelayResults != null) {
         groups.computeIfAbsent(groupKey(r, r.events) + "|no-delay", k -> new ArrayList<>())
             .add(new Count(r, r.events, r.noDelayResults, Pass.NO_DELAY));
-      }
-    }
-    Map<RunRecord, Verdict> passes = new HashMap<>();
-    for (RunRecord r : runs) {
-      if (RunRecord.OK.equals(r.status) && !"bare".equals(r.runner) && countsComparable(r.query)) {
-        Verdict v = passesAgree(r);
-        if (v != null) {
-          passes.put(r, v);
-        }
       }
     }
     Map<RunRecord, Verdict> measured = new HashMap<>();

@@ -462,15 +462,14 @@ public final class NexmarkCommand implements Callable<Integer> {
     doc.machine = ResultsDocument.machineFacts();
     doc.machine.put("loadAverageStart", ResultsDocument.loadAverage());
     doc.jvm = ResultsDocument.jvmFacts();
+    ChildRun executor = new ChildRun(layout, runCpus, timeoutPerRun, passthrough,
+        assertCorrectness, profiling, suiteKafka, runnerOptions(), checkpointIntervalMs);
     for (String r : runners) {
       RunnerKind k = RunnerKind.of(r);
       Map<String, Object> c = new LinkedHashMap<>();
-      Map<String, String> options = new LinkedHashMap<>(k.runnerOptions(parallelism, dir.resolve("runs").resolve("<run>")));
-      if (modes.stream().anyMatch(m -> "streaming".equalsIgnoreCase(m.trim()))) {
-        options.putAll(k.checkpointOptions(checkpointIntervalMs)); // streaming runs only
-      }
-      options.putAll(runnerOptions().of(k));
-      c.put("options", options);
+      // checkpoint options only when some run is in streaming mode
+      c.put("options", executor.runnerConfiguration(k, streamingPlanned(), parallelism,
+          dir.resolve("runs").resolve("<run>")));
       c.put("notes", k.notes(parallelism));
       c.put("jvmFlags", k.jvmFlags());
       c.put("classpathFile", layout.classpathFile(k).toString());
@@ -486,8 +485,6 @@ public final class NexmarkCommand implements Callable<Integer> {
     System.out.printf("weir nexmark: %d runs (%s x queries %s x %s, %s per run %s, timeout %d s each) -> %s%n",
         plan.size(), String.join(",", runners), queries, String.join(",", modes),
         counts.describe(kinds), warmup, timeoutPerRun, dir);
-    ChildRun executor = new ChildRun(layout, runCpus, timeoutPerRun, passthrough,
-        assertCorrectness, profiling, suiteKafka, runnerOptions(), checkpointIntervalMs);
     // Freeze the repository's own jars (harness, runner, state-cache) for the whole suite.
     ClasspathSnapshot snapshot = new ClasspathSnapshot(layout.home(), dir.resolve("classpath"));
     for (RunnerKind k : plan.stream().map(RunSpec::runner).distinct().toList()) {
@@ -650,7 +647,7 @@ public final class NexmarkCommand implements Callable<Integer> {
    * run is planned or no planned runner checkpoints.
    */
   String checkpointDescription(List<RunnerKind> kinds) {
-    if (modes.stream().noneMatch(m -> "streaming".equalsIgnoreCase(m.trim()))) {
+    if (!streamingPlanned()) {
       return "";
     }
     List<String> on = kinds.stream().filter(k -> !k.checkpointOptions(1).isEmpty()).map(RunnerKind::id).toList();
@@ -660,6 +657,11 @@ public final class NexmarkCommand implements Callable<Integer> {
     return "checkpoints (streaming runs): " + (checkpointIntervalMs == 0 ? "none on " : "every "
         + checkpointIntervalMs + " ms on ") + String.join(", ", on)
         + (on.size() < kinds.size() ? " (the others take none here)" : "");
+  }
+
+  /** Whether --modes includes streaming (the runs that checkpoint). */
+  private boolean streamingPlanned() {
+    return modes.stream().anyMatch(m -> "streaming".equalsIgnoreCase(m.trim()));
   }
 
   /** E.g. "measured passes of the same events until they took 5 s" ("" when every runner runs one). */

@@ -37,10 +37,13 @@ public final class ProcessFacts {
   private static boolean peakRssReset;
 
   /**
-   * CPU seconds, GC ms, GC count and VmHWM when the measured passes ended, if a pass that is not
-   * measured ran after them ({@link #endMeasuredPasses}); null otherwise.
+   * The process's figures when the measured passes ended, if a pass that is not measured ran after
+   * them ({@link #endMeasuredPasses}); null otherwise.
    */
-  private static double[] measuredEnd;
+  private static MeasuredEnd measuredEnd;
+
+  /** CPU seconds, GC ms, GC count and VmHWM (bytes) at the end of the measured passes. */
+  private record MeasuredEnd(double cpuSeconds, long gcTimeMs, long gcCount, long peakRssBytes) {}
 
   private ProcessFacts() {}
 
@@ -51,7 +54,7 @@ public final class ProcessFacts {
    */
   public static void endMeasuredPasses() {
     long[] gc = gcTotals();
-    measuredEnd = new double[] {processCpuSeconds(), gc[0], gc[1], peakRssBytes()};
+    measuredEnd = new MeasuredEnd(processCpuSeconds(), gc[0], gc[1], peakRssBytes());
   }
 
   /**
@@ -152,8 +155,8 @@ public final class ProcessFacts {
   public static Map<String, Object> collect(double wallSec, String error) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("wallSec", wallSec);
-    double cpu = measuredEnd != null ? measuredEnd[0] : processCpuSeconds();
-    long[] gc = measuredEnd != null ? new long[] {(long) measuredEnd[1], (long) measuredEnd[2]} : gcTotals();
+    double cpu = measuredEnd != null ? measuredEnd.cpuSeconds() : processCpuSeconds();
+    long[] gc = measuredEnd != null ? new long[] {measuredEnd.gcTimeMs(), measuredEnd.gcCount()} : gcTotals();
     m.put("cpuSeconds", cpu < 0 ? cpu : cpu - baselineCpuSeconds);
     m.put("gcTimeMs", gc[0] - baselineGcTimeMs);
     m.put("gcCount", gc[1] - baselineGcCount);
@@ -163,7 +166,7 @@ public final class ProcessFacts {
       m.put("warmupGcCount", baselineGcCount);
       m.put("warmupPeakRssBytes", warmupPeakRssBytes);
     }
-    m.put("peakRssBytes", measuredEnd != null ? (long) measuredEnd[3] : peakRssBytes());
+    m.put("peakRssBytes", measuredEnd != null ? measuredEnd.peakRssBytes() : peakRssBytes());
     m.put("peakRssScope", warmedUp && peakRssReset ? "measured" : "process");
     Map<String, Object> jvm = new LinkedHashMap<>();
     jvm.put("version", System.getProperty("java.runtime.version"));
