@@ -402,6 +402,56 @@ class ConcurrentParDoPipelineTest {
     p.run().waitUntilFinish();
   }
 
+  /**
+   * Counts per key in a value state and sums in a combining state; outputs the count so far. On a
+   * key space far larger than the object cache every read misses and workers load it from RocksDB.
+   */
+  static final class CountAndSum extends DoFn<KV<Long, Long>, KV<Long, Long>> {
+    @StateId("n")
+    private final StateSpec<ValueState<Long>> n = StateSpecs.value(org.apache.beam.sdk.coders.VarLongCoder.of());
+    @StateId("sum")
+    private final StateSpec<org.apache.beam.sdk.state.CombiningState<Long, long[], Long>> sum =
+        StateSpecs.combining(org.apache.beam.sdk.transforms.Sum.ofLongs());
+
+    @ProcessElement
+    public void process(@Element KV<Long, Long> kv, @StateId("n") ValueState<Long> n,
+        @StateId("sum") org.apache.beam.sdk.state.CombiningState<Long, long[], Long> sum,
+        OutputReceiver<KV<Long, Long>> out) {
+      Long before = n.read();
+      long count = (before == null ? 0 : before) + 1;
+      n.write(count);
+      sum.add(kv.getValue());
+      out.output(KV.of(kv.getKey(), count * 1_000_000 + sum.read()));
+    }
+  }
+
+  @ParameterizedTest(name = "streaming={0}")
+  @CsvSource({"false", "true"})
+  @Timeout(120)
+  void valuesThatMissTheObjectCacheAreLoadedFromRocksDbOnWorkersAndNoUpdateIsLost(boolean streaming) {
+    int keys = 3000;
+    int perKey = 3;
+    WeirPipelineOptions options = options(streaming, 4, 3, 2);
+    options.setStateBackend(dev.weir.state.StateBackend.ROCKSDB);
+    options.setObjectCacheSize(64); // every task's cache far smaller than its keys' cells
+    Pipeline p = Pipeline.create(options);
+    List<KV<Long, Long>> input = new ArrayList<>();
+    List<KV<Long, Long>> expected = new ArrayList<>();
+    for (long k = 0; k < keys; k++) {
+      long sum = 0;
+      for (long i = 1; i <= perKey; i++) {
+        input.add(KV.of(k, i));
+        sum += i;
+      }
+      expected.add(KV.of(k, perKey * 1_000_000L + sum));
+    }
+    PCollection<KV<Long, Long>> latest = p.apply(Create.of(input))
+        .apply("Count", ParDo.of(new CountAndSum()))
+        .apply(org.apache.beam.sdk.transforms.Max.longsPerKey());
+    PAssert.that(latest).containsInAnyOrder(expected);
+    p.run().waitUntilFinish();
+  }
+
   /** A stateful DoFn with a side input: must stay on its container's thread. */
   static final class CountWithSide extends DoFn<KV<Long, Long>, Long> {
     private final org.apache.beam.sdk.values.PCollectionView<Long> side;

@@ -380,7 +380,7 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
     try {
       return mailbox.runLetters(LETTERS_PER_PASS);
     } catch (Throwable t) {
-      throw FailureContext.attach(t, "completing an element run on a worker thread (" + threadName() + ")");
+      throw FailureContext.attach(t, "running work a worker thread handed the loop (" + threadName() + ")");
     }
   }
 

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.state.CombiningState;
@@ -23,9 +24,17 @@ import org.apache.beam.sdk.state.ValueState;
  *
  * <h2>How</h2>
  *
- * {@link #onOwner} returns a {@link Proxy} of an interface whose every call, made on a worker,
- * becomes a letter in the container's mailbox ({@link ProcessElementWorkers#toLoop}); the worker
- * waits (interruptibly) until the loop ran it. Results are made safe to use on the worker before
+ * {@link #ask} runs a function on the container thread and returns its result: a letter in the
+ * container's mailbox ({@link ProcessElementWorkers#toLoop}) that the worker waits for
+ * (interruptibly). {@link #post} runs an action there without waiting: its letter runs before any
+ * letter the same worker writes later (the mailbox is FIFO per writer), so the worker's next
+ * question, and its call's completion, see its effect. {@link WorkerStateInternals} and
+ * {@link WorkerTimerInternals} are built on the two.
+ *
+ * <p>{@link #onOwner} returns a {@link Proxy} of an interface whose calls, made on a worker, run
+ * on the container thread: a method returning nothing (a state's {@code write}, {@code add},
+ * {@code clear}) is posted, any other is asked; {@code readLater()} is answered on the worker
+ * (the object cache has nothing to prefetch). Results are made safe to use on the worker before
  * they leave the owner:
  *
  * <ul>
@@ -43,9 +52,10 @@ import org.apache.beam.sdk.state.ValueState;
  *
  * A call made on the container thread itself runs directly and returns its result as it is.
  *
- * <p>Cost: one mailbox round trip per call (a few microseconds when the loop is idle, up to one
- * pass of the loop when it is busy), so it suits DoFns that wait on services far longer than they
- * touch state. Why not a thread-safe state layer instead: the object cache's single owner is what
+ * <p>Cost: one mailbox round trip per read (a few microseconds when the loop is idle, up to one
+ * pass of the loop when it is busy; mostly the two threads' wake-ups), one letter per write, so it
+ * suits DoFns that wait on services far longer than they touch state. A posted action that throws
+ * fails the job with its exception, since the worker has moved on. Why not a thread-safe state layer instead: the object cache's single owner is what
  * keeps its hot path free of locks and atomics for every job that does not ask for concurrency;
  * this way nothing changes for them. (Flink's asynchronous state API, FLIP-425, makes the same
  * choice of executing state requests on the task thread.)
@@ -55,7 +65,12 @@ import org.apache.beam.sdk.state.ValueState;
  */
 @Internal
 public final class OwnerCalls {
+  /** Letters {@link #post}ed and not yet run above which a worker waits for its next one. */
+  static final int MAX_POSTED = 1024;
+
   private final ProcessElementWorkers workers;
+  /** Letters posted by workers and not yet run; any thread. */
+  private final AtomicInteger posted = new AtomicInteger();
 
   /** @param workers the container's workers (their mailbox and the loop thread's identity) */
   public OwnerCalls(ProcessElementWorkers workers) {
@@ -79,6 +94,13 @@ public final class OwnerCalls {
           case "hashCode" -> System.identityHashCode(proxy);
           default -> name + " of the container thread";
         };
+      }
+      if (method.getReturnType() == void.class) {
+        post(target, method, args); // a write, add, clear, put, remove: nothing to wait for
+        return null;
+      }
+      if (method.getName().equals("readLater") && method.getParameterCount() == 0) {
+        return proxy; // a hint a prefetching state layer may use; the object cache has nothing to prefetch
       }
       Object result = call(target, method, args);
       return result == SELF ? proxy : result;
@@ -111,10 +133,92 @@ public final class OwnerCalls {
         throw e.getCause();
       }
     }
-    CompletableFuture<Object> result = new CompletableFuture<>();
+    return ask(() -> {
+      try {
+        return invoke(target, method, args);
+      } catch (Throwable t) {
+        sneakyThrow(t);
+        return null;
+      }
+    });
+  }
+
+  /** Whether the calling thread is the container thread (a call there runs directly). */
+  public boolean onContainerThread() {
+    return workers.onLoopThread();
+  }
+
+  /**
+   * Runs {@code method} on the owner without waiting for it (directly if this is the owner): a
+   * letter behind this thread's earlier ones, so a later call of the same worker sees its effect.
+   */
+  private void post(Supplier<?> target, Method method, Object[] args) throws Throwable {
+    if (workers.onLoopThread()) {
+      try {
+        method.invoke(target.get(), args);
+      } catch (InvocationTargetException e) {
+        throw e.getCause();
+      }
+      return;
+    }
+    post(() -> {
+      try {
+        method.invoke(target.get(), args);
+      } catch (InvocationTargetException e) {
+        sneakyThrow(e.getCause());
+      } catch (IllegalAccessException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
+  /**
+   * Runs {@code action} on the container thread without waiting for it (directly if this is the
+   * container thread). Letters of one worker run in the order it posted them, before any letter it
+   * posts later (its next {@link #ask}, its call's completion), so nothing it does afterwards can
+   * miss the effect. An exception {@code action} throws on the container thread fails the job
+   * with that exception (the worker has moved on and cannot be told). A worker with more than
+   * {@value #MAX_POSTED} letters not yet run waits for this one, so a DoFn that writes in a loop
+   * does not grow the mailbox without bound.
+   *
+   * <p>Threading: any thread.
+   */
+  public void post(Runnable action) {
+    if (workers.onLoopThread()) {
+      action.run();
+      return;
+    }
+    if (posted.incrementAndGet() > MAX_POSTED) {
+      ask(() -> {
+        posted.decrementAndGet();
+        action.run();
+        return null;
+      });
+      return;
+    }
+    workers.toLoop(() -> {
+      posted.decrementAndGet();
+      action.run();
+    });
+  }
+
+  /**
+   * Runs {@code action} on the container thread and returns its result (directly if this is the
+   * container thread): one mailbox round trip. An exception it throws is thrown here.
+   *
+   * <p>Threading: any thread; a worker waits, interruptibly.
+   *
+   * @throws IllegalStateException wrapping an {@link InterruptedException} if the worker was
+   *     interrupted while waiting (the job is failing or cancelled)
+   */
+  public <T> T ask(Supplier<T> action) {
+    if (workers.onLoopThread()) {
+      return action.get();
+    }
+    CompletableFuture<T> result = new CompletableFuture<>();
     workers.toLoop(() -> {
       try {
-        result.complete(invoke(target, method, args));
+        result.complete(action.get());
       } catch (Throwable t) {
         result.completeExceptionally(t);
       }
@@ -122,8 +226,17 @@ public final class OwnerCalls {
     try {
       return result.get();
     } catch (ExecutionException e) {
-      throw e.getCause();
+      sneakyThrow(e.getCause());
+      throw new AssertionError("unreachable");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the container thread", e);
     }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> void sneakyThrow(Throwable t) throws E {
+    throw (E) t;
   }
 
   /** Stands for "the call returned its own target" across the hand-over. */

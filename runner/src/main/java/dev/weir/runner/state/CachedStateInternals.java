@@ -80,6 +80,20 @@ public final class CachedStateInternals implements StateInternals {
     Instant drainBefore(Instant limit, Consumer<TimestampedValue<T>> consumer);
   }
 
+  /**
+   * The {@link ValueState} this class binds, whose read a worker thread may load itself when it
+   * misses the object cache (Weir's concurrent {@code @ProcessElement}).
+   *
+   * @param <T> the value's type
+   */
+  public interface LoadableValue<T> extends ValueState<T> {
+    /**
+     * On the container thread: null if {@link #read()} answers without RocksDB now (read it
+     * instead); else the miss, for a worker to load ({@link CachedStore#offOwnerLoad}).
+     */
+    CachedStore.OffOwnerLoad<T> offOwnerLoad();
+  }
+
   private final Object key;
   private final CachedStore store;
   private final WatermarkHolds holds;

@@ -16,11 +16,13 @@ import org.apache.beam.sdk.state.ValueState;
  *   <li><b>Reads</b>: one cache lookup, returning the cached object itself (values are never
  *       mutated after a put).
  *   <li><b>Held reads</b>: none; a read returns the object, not a view.
+ *   <li><b>Reads off the container thread</b>: a miss may be loaded by a worker
+ *       ({@link #offOwnerLoad}).
  * </ul>
  *
  * <p>Threading: confined to the owning task's container thread.
  */
-final class CachedValue<T> extends Cells implements ValueState<T> {
+final class CachedValue<T> extends Cells implements CachedStateInternals.LoadableValue<T> {
   private final CachedStore store;
   private final StateKey cell;
   private final Coder<T> coder;
@@ -44,6 +46,11 @@ final class CachedValue<T> extends Cells implements ValueState<T> {
   @Override
   public T read() {
     return store.get(cell, coder);
+  }
+
+  @Override
+  public CachedStore.OffOwnerLoad<T> offOwnerLoad() {
+    return store.offOwnerLoad(cell, coder);
   }
 
   @Override

@@ -356,6 +356,11 @@ public final class ObjectCache implements AutoCloseable {
   }
 
   /** Takes a deferred (evicted, not yet written) entry back, or returns null; the caller re-admits it. */
+  /** Whether {@code key} is a deferred dirty victim (see {@link #deferred}). Owning thread only. */
+  boolean isDeferred(StateKey key) {
+    return !deferred.isEmpty() && deferred.containsKey(key);
+  }
+
   CacheEntry takeDeferred(StateKey key) {
     return deferred.isEmpty() ? null : deferred.remove(key);
   }

@@ -51,6 +51,29 @@ public interface SortedByteStore extends KeyValueStore<byte[], byte[]> {
   }
 
   /**
+   * Whether {@link #getOffOwner} may read {@code key} on another thread now: the store can serve
+   * reads concurrently with its owner's work, and no write of {@code key} waits in memory for the
+   * next commit (a read off the owner sees only committed data). The answer stays true until the
+   * owner next writes {@code key}. False by default.
+   *
+   * <p>Threading: the owning thread.
+   */
+  default boolean readableOffOwner(byte[] key) {
+    return false;
+  }
+
+  /**
+   * Reads {@code key}'s committed value from any thread, for a key {@link #readableOffOwner} just
+   * allowed, while the owner does not write it (it may write other keys, commit, or read).
+   *
+   * @return the value bytes, or null if the key has none
+   * @throws UnsupportedOperationException if this store never serves reads off its owner
+   */
+  default byte[] getOffOwner(byte[] key) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " serves reads on its owning thread only");
+  }
+
+  /**
    * Checks a store name a caller asked for: non-empty and not in the reserved {@code __weir}
    * namespace.
    *

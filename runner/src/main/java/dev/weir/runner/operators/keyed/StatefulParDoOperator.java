@@ -5,6 +5,8 @@ import dev.weir.runner.operators.BundleFinalizers;
 import dev.weir.runner.operators.ConcurrentDoFnCalls;
 import dev.weir.runner.operators.ConcurrentOperator;
 import dev.weir.runner.operators.OwnerCalls;
+import dev.weir.runner.operators.WorkerStateInternals;
+import dev.weir.runner.operators.WorkerTimerInternals;
 import dev.weir.runner.operators.DoFnLifecycle;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.OperatorSnapshot;
@@ -177,16 +179,22 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
    *     downstream timer at 8 must not fire before the element at 9 whose call moved the upstream
    *     timer's hold from 5 to 14). Holds set after submission are not captured, so calls in
    *     flight one after another never pin the watermark.
+   * @param seenWatermarkMs for an element, the input watermark the timers and runners-core showed
+   *     when it arrived, which the call sees (its lateness check, its relative event-time timers)
+   *     without asking the container thread, as the sequential path would have shown it;
+   *     {@link WorkerTimerInternals#ASK} for a timer
    */
   private record KeyedCall(KeyContext<?> key, WindowedValue<?> element, KeyedTimers.Entry timer, long watermarkMs,
-                           long outputHoldMs) {
-    static KeyedCall element(KeyContext<?> key, WindowedValue<?> element, long watermarkMs, long holdsMs) {
-      return new KeyedCall(key, element, null, watermarkMs, Math.min(element.getTimestamp().getMillis(), holdsMs));
+                           long outputHoldMs, long seenWatermarkMs) {
+    static KeyedCall element(KeyContext<?> key, WindowedValue<?> element, long watermarkMs, long holdsMs,
+        long seenWatermarkMs) {
+      return new KeyedCall(key, element, null, watermarkMs, Math.min(element.getTimestamp().getMillis(), holdsMs),
+          seenWatermarkMs);
     }
 
     static KeyedCall timer(KeyContext<?> key, KeyedTimers.Entry timer, long holdsMs) {
       return new KeyedCall(key, null, timer, Long.MAX_VALUE,
-          Math.min(timer.data().getOutputTimestamp().getMillis(), holdsMs));
+          Math.min(timer.data().getOutputTimestamp().getMillis(), holdsMs), WorkerTimerInternals.ASK);
     }
   }
 
@@ -355,7 +363,8 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
     KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
     if (calls != null) {
       startBundleIfNeeded();
-      calls.submit(KeyedCall.element(key, kv, inputWatermark.getMillis(), holdsBesideCalls()));
+      calls.submit(KeyedCall.element(key, kv, inputWatermark.getMillis(), holdsBesideCalls(),
+          timers.currentInputWatermarkTime().getMillis()));
       return;
     }
     setCurrent(key);
@@ -551,12 +560,12 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
       org.apache.beam.sdk.util.WindowedValueMultiReceiver out) {
     DoFnLifecycle instanceLifecycle = new DoFnLifecycle(context);
     DoFn<KV<K, V>, OutT> copy = instanceLifecycle.setUp(this.fn.newCopy(), context.options());
-    KeyContext<?>[] callKey = new KeyContext<?>[1]; // written by the worker before its calls, read on the owner
-    StateInternals state = owner.onOwner(StateInternals.class, () -> callKey[0].state());
-    TimerInternals timerCalls = owner.onOwner(TimerInternals.class, () -> {
-      timers.setCurrentKey(callKey[0]);
+    KeyedCall[] running = new KeyedCall[1]; // written by the worker before its calls, read on the owner
+    StateInternals state = new WorkerStateInternals(owner, () -> running[0].key().state());
+    TimerInternals timerCalls = new WorkerTimerInternals(owner, () -> {
+      timers.setCurrentKey(running[0].key());
       return timers;
-    });
+    }, () -> running[0].seenWatermarkMs());
     DoFnRunner<KV<K, V>, OutT> instanceRunner = statefulRunner(context, copy, NullSideInputReader.empty(), out, state,
         timerCalls, instanceLifecycle.finalizer());
     instanceLifecycle.runners(instanceRunner, null);
@@ -568,7 +577,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
 
       @Override
       public void run(KeyedCall call) {
-        callKey[0] = call.key();
+        running[0] = call;
         if (call.timer() == null) {
           instanceRunner.processElement((WindowedValue<KV<K, V>>) call.element());
         } else {

@@ -18,6 +18,7 @@ import org.apache.samza.storage.kv.KeyValueSnapshot;
 import org.rocksdb.Checkpoint;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.Snapshot;
@@ -37,9 +38,12 @@ final class RocksDbStore implements SortedByteStore {
   private final RocksDbStorage storage;
   private final String name;
   final ColumnFamilyHandle handle;
+  /** Mixed into this store's keys in the storage's filter of staged keys. */
+  private final int id;
 
   RocksDbStore(RocksDbStorage storage, String name, ColumnFamilyHandle handle) {
     this.storage = storage;
+    this.id = name.hashCode();
     this.name = name;
     this.handle = handle;
   }
@@ -63,6 +67,26 @@ final class RocksDbStore implements SortedByteStore {
     }
   }
 
+  /**
+   * True unless a write of {@code key} may be staged: {@link RocksDB#get} is thread-safe and sees
+   * everything committed, but not the staged batch, which only the owning thread may read.
+   */
+  @Override
+  public boolean readableOffOwner(byte[] key) {
+    return !storage.mightBeStaged(id, key);
+  }
+
+  /** {@link RocksDB#get} of the committed value, on any thread; see {@link SortedByteStore#getOffOwner}. */
+  @Override
+  public byte[] getOffOwner(byte[] key) {
+    Objects.requireNonNull(key, "key");
+    try {
+      return storage.db.get(handle, storage.readOptions, key);
+    } catch (RocksDBException e) {
+      throw storage.classify(e, "get from store '" + name + "' failed");
+    }
+  }
+
   @Override
   public void put(byte[] key, byte[] value) {
     Objects.requireNonNull(key, "key");
@@ -74,7 +98,7 @@ final class RocksDbStore implements SortedByteStore {
         return;
       }
       storage.staged.put(handle, key, value);
-      storage.staged(key.length, value.length);
+      storage.staged(id, key, value.length);
     } catch (RocksDBException e) {
       throw storage.classify(e, "put to store '" + name + "' failed");
     }
@@ -90,7 +114,7 @@ final class RocksDbStore implements SortedByteStore {
         return;
       }
       storage.staged.delete(handle, key);
-      storage.staged(key.length, 0);
+      storage.staged(id, key, 0);
     } catch (RocksDBException e) {
       throw storage.classify(e, "delete from store '" + name + "' failed");
     }
