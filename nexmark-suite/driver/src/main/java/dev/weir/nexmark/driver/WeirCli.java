@@ -1,5 +1,5 @@
 // Role: the `weir` command line (picocli), the main class behind bin/weir. Dispatches to
-// subcommands: `nexmark` and `bench` (report and profile are handled by bin/weir).
+// subcommands: `nexmark`, `bench` and `latency` (report and profile are handled by bin/weir).
 // Threading: main thread only.
 package dev.weir.nexmark.driver;
 
@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
 
 /** {@code weir <subcommand>}; exit status from the subcommand (2 on usage errors). */
 @Command(name = "weir", mixinStandardHelpOptions = true, version = "weir 0.1.0-SNAPSHOT",
-    subcommands = {NexmarkCommand.class, BenchCommand.class},
+    subcommands = {NexmarkCommand.class, BenchCommand.class, LatencyCommand.class},
     description = "Weir's toolkit: benchmark Beam runners on Nexmark.")
 public final class WeirCli implements Runnable {
   public static void main(String[] args) {
