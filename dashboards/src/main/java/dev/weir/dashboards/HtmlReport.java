@@ -62,7 +62,15 @@ public final class HtmlReport {
    * @throws UncheckedIOException if the file cannot be written or ECharts is not on the classpath
    */
   public void write(List<ResultsFile> files, Path target) {
-    String html = render(files, target.toAbsolutePath().getParent());
+    write(files, null, target);
+  }
+
+  /**
+   * As {@link #write(List, Path)}, with a section on {@code latency} (the newest latency run; null:
+   * none).
+   */
+  public void write(List<ResultsFile> files, LatencyFile latency, Path target) {
+    String html = render(files, latency, target.toAbsolutePath().getParent());
     try {
       Files.createDirectories(target.toAbsolutePath().getParent());
       Files.writeString(target, html, StandardCharsets.UTF_8);
@@ -73,6 +81,11 @@ public final class HtmlReport {
 
   /** Renders the page; links to run folders are made relative to {@code reportDir}. */
   String render(List<ResultsFile> files, Path reportDir) {
+    return render(files, null, reportDir);
+  }
+
+  /** As {@link #render(List, Path)}, with a latency section when {@code latency} is not null. */
+  String render(List<ResultsFile> files, LatencyFile latency, Path reportDir) {
     if (files.isEmpty()) {
       throw new IllegalArgumentException("no results files to report on");
     }
@@ -107,6 +120,10 @@ public final class HtmlReport {
 
     for (String mode : modes) {
       comparisonTable(page, rows, mode, latest, reportDir);
+    }
+
+    if (latency != null) {
+      data.put("latency", latencySection(page, latency));
     }
 
     improvementSection(page, ordered, modes);
@@ -279,6 +296,73 @@ public final class HtmlReport {
     page.raw("Runs are noisy: compare runners only within one run of the driver, and repeat before "
         + "believing a difference under 20%. Like Beam's own Nexmark dashboards, this page finds "
         + "regressions and bottlenecks; it is not a general ranking of runners.</aside>\n");
+  }
+
+  /**
+   * The latency run's section: its method, a chart of p99 per query and runner, and a table of
+   * p50, p99 (with its spread over rounds) and max; returns the chart's data.
+   */
+  private static Map<String, Object> latencySection(Page page, LatencyFile latency) {
+    Set<Integer> queries = new java.util.TreeSet<>();
+    Set<String> runners = new LinkedHashSet<>();
+    Map<String, LatencyFile.Row> byKey = new LinkedHashMap<>();
+    for (LatencyFile.Row r : latency.rows()) {
+      queries.add(r.query());
+      runners.add(r.runner());
+      byKey.put(r.query() + "/" + r.runner(), r);
+    }
+    List<String> ordered = Comparison.orderedRunners(runners);
+    page.raw("<section id=\"latency\"><h2>Latency at a fixed event rate</h2><p class=\"hint\">How late each result "
+        + "came out, ms (lower is better): p99 per query, median over rounds. ").text(latency.method())
+        .raw(" Rows ran ").text(latency.seconds() + " s each, the first " + latency.skipSeconds() + " s not recorded; "
+            + (latency.checkpointIntervalMs() > 0 ? "checkpoints every " + latency.checkpointIntervalMs() + " ms."
+                : "no checkpoints."))
+        .raw(" From <code>").text(latency.path().toString()).raw("</code>.</p>")
+        .raw("<div class=\"chart wide\" id=\"latency-p99\"></div>");
+    page.raw("<table class=\"latency\"><thead><tr><th>Query</th><th>events/s</th>");
+    for (String runner : ordered) {
+      page.raw("<th>").text(runner).raw(" p50 / p99 / max</th>");
+    }
+    page.raw("</tr></thead><tbody>");
+    for (int q : queries) {
+      LatencyFile.Row first = null;
+      for (String runner : ordered) {
+        first = first != null ? first : byKey.get(q + "/" + runner);
+      }
+      page.raw("<tr><td>Q").text(String.valueOf(q)).raw("</td><td class=\"num\">")
+          .text(first == null ? "–" : formatRate(first.eventsPerSec())).raw("</td>");
+      for (String runner : ordered) {
+        LatencyFile.Row r = byKey.get(q + "/" + runner);
+        page.raw("<td class=\"num\">");
+        if (r == null) {
+          page.raw("–");
+        } else {
+          page.text(String.format(java.util.Locale.ROOT, "%.0f / %.0f / %.0f", r.p50Ms(), r.p99Ms(), r.maxMs()));
+          if (r.okRounds() > 1) {
+            page.raw("<br><span class=\"spread\">p99 ").text(String.format(java.util.Locale.ROOT, "%.0f–%.0f",
+                r.p99MinMs(), r.p99MaxMs())).raw("</span>");
+          }
+          if (r.okRounds() < r.rounds()) {
+            page.raw("<br><span class=\"spread\">").text(r.okRounds() + " of " + r.rounds() + " rounds ok").raw("</span>");
+          }
+        }
+        page.raw("</td>");
+      }
+      page.raw("</tr>");
+    }
+    page.raw("</tbody></table></section>\n");
+    Map<String, Object> chart = new LinkedHashMap<>();
+    chart.put("id", "latency-p99");
+    chart.put("queries", queries.stream().map(q -> "Q" + q).toList());
+    Map<String, List<Double>> series = new LinkedHashMap<>();
+    for (String runner : ordered) {
+      series.put(runner, queries.stream().map(q -> {
+        LatencyFile.Row r = byKey.get(q + "/" + runner);
+        return r == null ? null : r.p99Ms();
+      }).toList());
+    }
+    chart.put("series", series);
+    return chart;
   }
 
   /** One mode's bar chart; a runner's legend entry names its Beam release where the file has it. */

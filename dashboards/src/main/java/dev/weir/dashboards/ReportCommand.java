@@ -40,14 +40,16 @@ public final class ReportCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     List<ResultsFile> files = ResultsFile.readAll(inputs);
+    List<LatencyFile> latency = LatencyFile.readAll(inputs);
     if (files.isEmpty()) {
-      System.err.println("report: no results.json found in " + inputs);
+      System.err.println("report: no Nexmark results.json (from bin/weir nexmark) found in " + inputs
+          + (latency.isEmpty() ? "" : "; latency results are reported beside a Nexmark comparison"));
       return 2;
     }
     List<ResultsFile> ordered = Comparison.chronological(files);
     Path target = out != null ? out
         : ordered.get(ordered.size() - 1).path().toAbsolutePath().resolveSibling("report.html");
-    new HtmlReport(echartsVersion()).write(files, target);
+    new HtmlReport(echartsVersion()).write(files, LatencyFile.newest(latency), target);
     System.out.println("report: " + target.toAbsolutePath() + " (" + files.size() + " results file"
         + (files.size() == 1 ? "" : "s") + ")");
     if (influx != null) {

@@ -104,7 +104,9 @@ public record ResultsFile(
 
   /**
    * Reads every results file named, where a directory stands for every {@code results.json} below
-   * it (for example the driver's {@code results/} folder). Order: as found.
+   * it (for example the driver's {@code results/} folder); in a directory, files of the other
+   * commands ({@code bin/weir bench}, {@code bin/weir latency}) are left out, and a latency file
+   * named is left to {@link LatencyFile#readAll}. Order: as found.
    */
   public static List<ResultsFile> readAll(List<Path> paths) {
     List<ResultsFile> out = new ArrayList<>();
@@ -112,16 +114,23 @@ public record ResultsFile(
       if (Files.isDirectory(p)) {
         try (Stream<Path> found = Files.walk(p)) {
           for (Path f : found.filter(f -> f.getFileName().toString().equals("results.json")).sorted().toList()) {
-            out.add(read(f));
+            if (isNexmark(LatencyFile.readTree(f))) { // bin/weir bench and latency write results.json too
+              out.add(read(f));
+            }
           }
         } catch (IOException e) {
           throw new UncheckedIOException("cannot list " + p, e);
         }
-      } else {
+      } else if (!LatencyFile.isLatency(LatencyFile.readTree(p))) { // a latency file named: LatencyFile reads it
         out.add(read(p));
       }
     }
     return out;
+  }
+
+  /** Whether {@code root} is a Nexmark comparison's results (a top-level {@code runs} array, not a latency run). */
+  private static boolean isNexmark(JsonNode root) {
+    return root != null && root.path("runs").isArray() && !LatencyFile.isLatency(root);
   }
 
   /** A short label for charts and tables: the start time, else the folder name. */

@@ -83,6 +83,27 @@
     });
   }
 
+  // Latency: p99 per query and runner, ms, on a log axis (a runner that falls behind is orders of
+  // magnitude later than one that keeps up).
+  if (data.latency) {
+    var lat = document.getElementById(data.latency.id);
+    if (lat) {
+      chartIn(lat).setOption({
+        animation: false,
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' },
+                   valueFormatter: function (v) { return v == null ? '–' : Math.round(v) + ' ms'; } },
+        legend: { top: 0 },
+        grid: { left: 72, right: 24, top: 40, bottom: 36 },
+        xAxis: { type: 'category', data: data.latency.queries, axisLabel: { interval: 0 } },
+        yAxis: { type: 'log', name: 'p99, ms', min: 1 },
+        series: Object.keys(data.latency.series).map(function (runner, i) {
+          return { name: runner, type: 'bar', data: values(data.latency.series[runner]).map(function (v) {
+            return v === '-' ? v : Math.max(1, v); }), itemStyle: { color: color(runner, i) } };
+        })
+      });
+    }
+  }
+
   var toggle = document.getElementById('log-toggle');
   if (toggle) {
     toggle.setAttribute('aria-pressed', 'false');

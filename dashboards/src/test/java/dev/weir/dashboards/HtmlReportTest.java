@@ -187,4 +187,44 @@ class HtmlReportTest {
         .doesNotContain("<span class=\"beam-version\">");
     assertThat(html).contains("<th>weir</th>").contains("<tr><td>weir</td><td>–</td><td>Q0</td>");
   }
+
+  /** A latency results document as {@code bin/weir latency} writes it, in {@code folder}/results.json. */
+  private Path latencyFile(Path folder) throws Exception {
+    Files.createDirectories(folder);
+    return Files.writeString(folder.resolve("results.json"), """
+        {"kind": "latency", "startedAt": "2026-11-29T08:00:00Z", "seconds": 60, "skipSeconds": 20,
+         "checkpointIntervalMs": 10000, "method": "A probe after the query <records> lateness.",
+         "rows": [],
+         "summary": [
+          {"query": 5, "runner": "weir", "eventsPerSec": 60000, "okRounds": 3, "rounds": 3, "p50Ms": 812, "p99Ms": 1480,
+           "p99MsMin": 1400, "p99MsMax": 1610, "maxMs": 2100, "cpuMsPerEvent": 0.01},
+          {"query": 5, "runner": "flink-tuned", "eventsPerSec": 60000, "okRounds": 2, "rounds": 3, "p50Ms": 900,
+           "p99Ms": 2300, "p99MsMin": 2200, "p99MsMax": 2400, "maxMs": 5100, "cpuMsPerEvent": 0.02}]}""");
+  }
+
+  @Test
+  void report_withALatencyRun_showsItsMethodTableAndChart_andLeavesItOutOfTheThroughputFiles() throws Exception {
+    Path results = dir.resolve("results");
+    SampleResults.fullComparison("2026-11-21T10:00:00Z", 3.0).write(results.resolve("nexmark-1"));
+    latencyFile(results.resolve("latency-1"));
+    Files.createDirectories(results.resolve("bench-rocksdb-miss-1"));
+    Files.writeString(results.resolve("bench-rocksdb-miss-1/results.json"), "{\"scenario\": \"rocksdb-miss\", \"rows\": []}");
+
+    List<ResultsFile> files = ResultsFile.readAll(List.of(results));
+    List<LatencyFile> latency = LatencyFile.readAll(List.of(results));
+    assertThat(files).as("the Nexmark comparison only").hasSize(1);
+    assertThat(latency).hasSize(1);
+
+    Path out = dir.resolve("report.html");
+    new HtmlReport(ReportCommand.echartsVersion()).write(files, LatencyFile.newest(latency), out);
+    String html = Files.readString(out);
+    assertThat(html).contains("<h2>Latency at a fixed event rate</h2>")
+        .contains("A probe after the query &lt;records&gt; lateness.")
+        .contains("checkpoints every 10000 ms")
+        .contains("<div class=\"chart wide\" id=\"latency-p99\"></div>")
+        .contains("<th>weir p50 / p99 / max</th>")
+        .contains("812 / 1480 / 2100<br><span class=\"spread\">p99 1400–1610</span>")
+        .contains("2 of 3 rounds ok")
+        .contains("\"latency\":{\"id\":\"latency-p99\",\"queries\":[\"Q5\"]");
+  }
 }

@@ -145,6 +145,7 @@ public final class LatencyCommand implements Callable<Integer> {
     ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     ObjectNode doc = json.createObjectNode();
     doc.put("kind", "latency");
+    doc.put("startedAt", java.time.Instant.now().toString());
     doc.put("cores", Runtime.getRuntime().availableProcessors());
     doc.put("parallelism", parallelism);
     doc.put("seconds", seconds);
