@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Completion</h2>
  *
- * A worker keeps the call's outputs with the instance, queues it as {@link #completed} and puts one
+ * A worker keeps the call's outputs with the instance, queues it as {@link #completed} (for calls
+ * that post work to the container thread: by a letter of its own, behind that work) and puts one
  * letter in the container's mailbox per burst; the letter (on the container thread, in the
  * operator's step) emits the outputs through the operator's {@link OutputRouter}, finishes the
  * instance's bundle if asked, starts the next call of the same key or the next waiting one, then
@@ -60,6 +61,12 @@ public final class ConcurrentDoFnCalls<W> {
   public interface InstanceRunner<W> {
     /** {@code @StartBundle} (container thread). */
     void startBundle();
+
+    /**
+     * {@code call} is about to go to a worker (container thread, just before the hand-off, which
+     * publishes what this did to the worker); by default nothing.
+     */
+    default void handingOff(W call) {}
 
     /** Runs one call (a worker thread): {@code @ProcessElement} or {@code @OnTimer}. */
     void run(W call);
@@ -92,6 +99,8 @@ public final class ConcurrentDoFnCalls<W> {
   /** Calls in {@link #waitingByKey}'s queues. */
   private int waitingForKey;
   private final ConcurrentLinkedQueue<Instance> completed = new ConcurrentLinkedQueue<>();
+  /** Whether calls post work to the container thread, so completions must queue behind it (see the constructor). */
+  private final boolean callsPost;
   private final AtomicBoolean letterPosted = new AtomicBoolean();
   private final Runnable drainLetter;
   /** Calls handed to an instance and not yet completed on the container thread. */
@@ -107,6 +116,21 @@ public final class ConcurrentDoFnCalls<W> {
   public ConcurrentDoFnCalls(OperatorContext context, OutputRouter router,
       Function<WindowedValueMultiReceiver, InstanceRunner<W>> newInstance, Function<W, Object> orderKey,
       Runnable afterCompletions) {
+    this(context, router, newInstance, orderKey, afterCompletions, false);
+  }
+
+  /**
+   * As above; with {@code callsPost}, calls may hand work to the container thread without waiting
+   * ({@link OwnerCalls#post}, a stateful DoFn's state writes), and a call's completion is queued
+   * behind that work: the worker puts its completion in the mailbox as a letter of its own, after
+   * its posted ones, so the next call of the key is handed off only once the key's state holds
+   * every write of the call before it. (Without it, a burst's letter put by another worker earlier
+   * could take the completion before those writes ran.)
+   */
+  public ConcurrentDoFnCalls(OperatorContext context, OutputRouter router,
+      Function<WindowedValueMultiReceiver, InstanceRunner<W>> newInstance, Function<W, Object> orderKey,
+      Runnable afterCompletions, boolean callsPost) {
+    this.callsPost = callsPost;
     this.workers = context.workers();
     this.step = context.step();
     this.stepName = context.stepName();
@@ -183,6 +207,7 @@ public final class ConcurrentDoFnCalls<W> {
     instance.key = key;
     instance.buffering = true;
     inFlight++;
+    instance.runner.handingOff(call);
     workers.execute(step, instance);
   }
 
@@ -380,11 +405,20 @@ public final class ConcurrentDoFnCalls<W> {
       } finally {
         running = false;
       }
+      if (callsPost) {
+        workers.toLoop(queueCompletion); // behind the letters this call posted
+      } else {
+        queueCompletion.run();
+      }
+    }
+
+    /** Queues this instance's completion and makes sure a letter will drain it (any thread). */
+    private final Runnable queueCompletion = () -> {
       completed.add(this);
       if (letterPosted.compareAndSet(false, true)) {
         workers.toLoop(drainLetter);
       }
-    }
+    };
 
     @Override
     public <T> void output(TupleTag<T> tag, WindowedValue<T> output) {

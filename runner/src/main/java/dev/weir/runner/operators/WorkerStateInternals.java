@@ -39,13 +39,17 @@ import org.apache.beam.sdk.transforms.windowing.TimestampCombiner;
  *   <li><b>Writes</b> (every method returning nothing: {@code write}, {@code add}, {@code clear},
  *       {@code put}, {@code remove}, ...): none; posted, and run in order before anything the
  *       worker asks later ({@link OwnerCalls#post}).
- *   <li><b>Reads</b>: one each. A {@link ValueState} read that misses the object cache, where
- *       the store can serve it off the container thread (RocksDB, the key's value not staged since
- *       the last commit), comes back as the miss; the worker then reads RocksDB and decodes the
- *       value itself, and posts it to be cached. So RocksDB reads of different keys run on the
- *       workers in parallel (the gain Samza's asynchronous-processing study measured on a store
- *       where every read missed), while the object cache keeps its single owner. Other state
- *       kinds read on the container thread.
+ *   <li><b>Value state reads</b>: none for the value states the DoFn declares, in the element's
+ *       windows: taken on the container thread as the element is handed to the worker
+ *       ({@link PrefetchedValues}). A value that missed the object cache, where the store can serve
+ *       it off the container thread (RocksDB, the key's value not staged since the last commit),
+ *       is taken as the miss; the worker reads RocksDB and decodes the value itself at the first
+ *       read, and posts it to be cached. So RocksDB reads of different keys run on the workers in
+ *       parallel (the gain Samza's asynchronous-processing study measured on a store where every
+ *       read missed), while the object cache keeps its single owner. Other value states (a timer
+ *       callback's, another namespace's) cost one round trip per read, with the same miss
+ *       hand-back.
+ *   <li><b>Other reads</b> (bags, maps, sets, combining states, holds): one round trip each.
  * </ul>
  *
  * On the container thread itself (a timer fired inline) every call goes straight to the owner's
@@ -58,14 +62,19 @@ import org.apache.beam.sdk.transforms.windowing.TimestampCombiner;
 public final class WorkerStateInternals implements StateInternals {
   private final OwnerCalls owner;
   private final Supplier<StateInternals> target;
+  private final Supplier<PrefetchedValues> prefetched;
 
   /**
    * @param owner the container thread's calls
    * @param target evaluated on the container thread: the state of the key of the call running now
+   * @param prefetched evaluated on the worker: the value states taken for the call running now, or
+   *     null if none were
    */
-  public WorkerStateInternals(OwnerCalls owner, Supplier<StateInternals> target) {
+  public WorkerStateInternals(OwnerCalls owner, Supplier<StateInternals> target,
+      Supplier<PrefetchedValues> prefetched) {
     this.owner = owner;
     this.target = target;
+    this.prefetched = prefetched;
   }
 
   @Override
@@ -79,7 +88,9 @@ public final class WorkerStateInternals implements StateInternals {
       return target.get().state(namespace, address, c);
     }
     OwnerState<T> onOwner = new OwnerState<>(() -> target.get().state(namespace, address, c));
-    return address.getSpec().bind(address.getId(), new ProxyBinder(onOwner));
+    PrefetchedValues taken = prefetched.get();
+    return address.getSpec().bind(address.getId(),
+        new ProxyBinder(onOwner, taken == null ? null : taken.find(namespace, address.getId())));
   }
 
   /**
@@ -107,14 +118,17 @@ public final class WorkerStateInternals implements StateInternals {
   @SuppressWarnings({"unchecked", "rawtypes"})
   private final class ProxyBinder implements StateBinder {
     private final OwnerState<?> onOwner;
+    /** The value taken for this state at the hand-off, if it is a value state that was. */
+    private final PrefetchedValues.Entry taken;
 
-    ProxyBinder(OwnerState<?> onOwner) {
+    ProxyBinder(OwnerState<?> onOwner, PrefetchedValues.Entry taken) {
       this.onOwner = onOwner;
+      this.taken = taken;
     }
 
     @Override
     public <T> ValueState<T> bindValue(String id, StateSpec<ValueState<T>> spec, Coder<T> coder) {
-      return new WorkerValue<>(owner, (OwnerState<ValueState<T>>) onOwner);
+      return new WorkerValue<>(owner, (OwnerState<ValueState<T>>) onOwner, taken);
     }
 
     @Override
@@ -167,17 +181,21 @@ public final class WorkerStateInternals implements StateInternals {
   }
 
   /**
-   * A {@link ValueState} on a worker: reads ask the container thread, which answers with the value
-   * or, on a miss a worker may load, with the miss ({@link LoadableValue#offOwnerLoad}); writes
-   * and clears are posted.
+   * A {@link ValueState} on a worker: reads answer from the value taken at the hand-off
+   * ({@link PrefetchedValues}) where there is one, else ask the container thread, which answers
+   * with the value or, on a miss a worker may load, with the miss
+   * ({@link LoadableValue#offOwnerLoad}); a miss is loaded here and posted back to be cached.
+   * Writes and clears are posted (and kept in the taken entry, so a later read sees them).
    */
   private static final class WorkerValue<T> implements ValueState<T> {
     private final OwnerCalls owner;
     private final OwnerState<ValueState<T>> onOwner;
+    private final PrefetchedValues.Entry taken;
 
-    WorkerValue(OwnerCalls owner, OwnerState<ValueState<T>> onOwner) {
+    WorkerValue(OwnerCalls owner, OwnerState<ValueState<T>> onOwner, PrefetchedValues.Entry taken) {
       this.owner = owner;
       this.onOwner = onOwner;
+      this.taken = taken;
     }
 
     @Override
@@ -186,27 +204,43 @@ public final class WorkerStateInternals implements StateInternals {
       if (owner.onContainerThread()) {
         return onOwner.get().read();
       }
+      if (taken != null) {
+        if (taken.value instanceof CachedStore.OffOwnerLoad<?> miss) {
+          taken.value = loadAndInstall((CachedStore.OffOwnerLoad<T>) miss);
+        }
+        return (T) taken.value;
+      }
       Object answer = owner.ask(() -> {
         ValueState<T> state = onOwner.get();
         CachedStore.OffOwnerLoad<T> miss = state instanceof LoadableValue<T> loadable ? loadable.offOwnerLoad() : null;
         return miss != null ? miss : state.read();
       });
       if (answer instanceof CachedStore.OffOwnerLoad<?> miss) {
-        CachedStore.OffOwnerLoad<T> load = (CachedStore.OffOwnerLoad<T>) miss;
-        T value = load.load(); // RocksDB's get and the decode, here on the worker
-        owner.post(() -> load.install(value)); // before any write this call makes to the value
-        return value;
+        return loadAndInstall((CachedStore.OffOwnerLoad<T>) miss);
       }
       return (T) answer;
     }
 
+    /** RocksDB's get and the decode, here on the worker; the install is posted before any write this call makes. */
+    private T loadAndInstall(CachedStore.OffOwnerLoad<T> miss) {
+      T value = miss.load();
+      owner.post(() -> miss.install(value));
+      return value;
+    }
+
     @Override
     public void write(T input) {
+      if (taken != null && !owner.onContainerThread()) {
+        taken.value = input;
+      }
       owner.post(() -> onOwner.get().write(input));
     }
 
     @Override
     public void clear() {
+      if (taken != null && !owner.onContainerThread()) {
+        taken.value = null;
+      }
       owner.post(() -> onOwner.get().clear());
     }
 

@@ -4,20 +4,22 @@ import dev.weir.runner.compat.BeamTimers;
 import dev.weir.runner.operators.BundleFinalizers;
 import dev.weir.runner.operators.ConcurrentDoFnCalls;
 import dev.weir.runner.operators.ConcurrentOperator;
-import dev.weir.runner.operators.OwnerCalls;
-import dev.weir.runner.operators.WorkerStateInternals;
-import dev.weir.runner.operators.WorkerTimerInternals;
 import dev.weir.runner.operators.DoFnLifecycle;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.OperatorSnapshot;
 import dev.weir.runner.operators.OutputRouter;
+import dev.weir.runner.operators.OwnerCalls;
+import dev.weir.runner.operators.PrefetchedValues;
 import dev.weir.runner.operators.SerializedCopies;
 import dev.weir.runner.operators.SideInputConsumer;
 import dev.weir.runner.operators.SideInputPushback;
+import dev.weir.runner.operators.WorkerStateInternals;
+import dev.weir.runner.operators.WorkerTimerInternals;
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.WatermarkHolds;
 import dev.weir.runner.timers.KeyedTimers;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.core.DoFnRunner;
@@ -29,6 +31,8 @@ import org.apache.beam.runners.core.SimplePushbackSideInputDoFnRunner;
 import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateNamespaces;
+import org.apache.beam.runners.core.StateTag;
+import org.apache.beam.runners.core.StateTags;
 import org.apache.beam.runners.core.StatefulDoFnRunner;
 import org.apache.beam.runners.core.StepContext;
 import org.apache.beam.runners.core.TimerInternals;
@@ -36,7 +40,10 @@ import org.apache.beam.sdk.annotations.Internal;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.state.StateSpec;
+import org.apache.beam.sdk.state.ValueState;
 import org.apache.beam.sdk.transforms.DoFnSchemaInformation;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
 import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.KV;
@@ -272,7 +279,7 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
       }
       OwnerCalls owner = new OwnerCalls(context.workers());
       calls = new ConcurrentDoFnCalls<>(context, new OutputRouter(context, mainTag, additionalTags, true),
-          out -> newInstance(context, owner, out), call -> call.key().id(), this::startFiring);
+          out -> newInstance(context, owner, out), call -> call.key().id(), this::startFiring, true);
       return;
     }
     lifecycle = new DoFnLifecycle(context);
@@ -561,7 +568,12 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
     DoFnLifecycle instanceLifecycle = new DoFnLifecycle(context);
     DoFn<KV<K, V>, OutT> copy = instanceLifecycle.setUp(this.fn.newCopy(), context.options());
     KeyedCall[] running = new KeyedCall[1]; // written by the worker before its calls, read on the owner
-    StateInternals state = new WorkerStateInternals(owner, () -> running[0].key().state());
+    PrefetchedValues prefetch = new PrefetchedValues();
+    KeyedCall[] prefetchedFor = new KeyedCall[1]; // the call prefetch was taken for (at its hand-off)
+    List<StateTag<? extends ValueState<?>>> valueTags = valueStateTags(copy);
+    Coder<BoundedWindow> windowCoder = (Coder<BoundedWindow>) windowingStrategy.getWindowFn().windowCoder();
+    StateInternals state = new WorkerStateInternals(owner, () -> running[0].key().state(),
+        () -> prefetchedFor[0] == running[0] ? prefetch : null);
     TimerInternals timerCalls = new WorkerTimerInternals(owner, () -> {
       timers.setCurrentKey(running[0].key());
       return timers;
@@ -573,6 +585,23 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
       @Override
       public void startBundle() {
         instanceLifecycle.startBundle();
+      }
+
+      @Override
+      public void handingOff(KeyedCall call) {
+        prefetchedFor[0] = null;
+        if (call.timer() != null || valueTags.isEmpty()) {
+          return; // timers ask: their windows and states are the DoFn's choice
+        }
+        prefetch.clear();
+        StateInternals keyState = call.key().state();
+        for (BoundedWindow window : call.element().getWindows()) {
+          StateNamespace namespace = StateNamespaces.window(windowCoder, window);
+          for (StateTag<? extends ValueState<?>> tag : valueTags) {
+            prefetch.take(keyState, namespace, tag);
+          }
+        }
+        prefetchedFor[0] = call;
       }
 
       @Override
@@ -602,6 +631,29 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
         instanceLifecycle.tearDown();
       }
     };
+  }
+
+  /**
+   * The tags of the value states {@code fn} declares, as runners-core's simple runner makes them
+   * for the DoFn's {@code @StateId} parameters ({@link StateTags#tagForSpec}).
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static List<StateTag<? extends ValueState<?>>> valueStateTags(DoFn<?, ?> fn) {
+    List<StateTag<? extends ValueState<?>>> tags = new ArrayList<>();
+    for (DoFnSignature.StateDeclaration declaration : DoFnSignatures.getSignature(fn.getClass())
+        .stateDeclarations().values()) {
+      if (!ValueState.class.isAssignableFrom(declaration.stateType().getRawType())) {
+        continue;
+      }
+      try {
+        declaration.field().setAccessible(true);
+        StateSpec spec = (StateSpec) declaration.field().get(fn);
+        tags.add((StateTag) StateTags.tagForSpec(declaration.id(), spec));
+      } catch (IllegalAccessException | RuntimeException e) {
+        return List.of(); // not prefetched: the states are read by asking, as any other
+      }
+    }
+    return tags;
   }
 
   @Override
