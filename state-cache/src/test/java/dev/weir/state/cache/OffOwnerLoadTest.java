@@ -58,6 +58,19 @@ class OffOwnerLoadTest extends CacheFixture {
     assertThat(store.get(k, coder)).isEqualTo(44L);
   }
 
+  @Test
+  void onceTheStagedKeysAreTrackedOnlyTheKeysStagedHoldTheirReadsOnTheOwner() {
+    CachedStore store = committedThenReopened(Backend.ROCKSDB);
+    StateKey k = store.key(b("k"));
+    assertThat(store.offOwnerLoad(k, coder)).as("nothing staged: the filter starts complete").isNotNull();
+    store.byteStore().put(b("other"), new byte[] {1});
+    assertThat(store.offOwnerLoad(k, coder)).as("another key staged").isNotNull();
+    store.byteStore().put(b("k"), new byte[] {45});
+    assertThat(store.offOwnerLoad(k, coder)).as("k itself staged").isNull();
+    cache.commit(Map.of());
+    assertThat(store.offOwnerLoad(k, coder)).as("committed: RocksDB alone is current again").isNotNull();
+  }
+
   @ParameterizedTest
   @EnumSource(Backend.class)
   void hitsAndNeverWrittenKeysAreAnsweredOnTheOwner(Backend backend) {

@@ -117,10 +117,13 @@ public final class RocksDbStorage implements StateStorage {
   /**
    * A filter of the keys in {@link #staged} (one bit per hash of store and key; never a false
    * "not staged"), so a read can tell, without touching the batch, that another thread may read
-   * a key from the database ({@link RocksDbStore#readableOffOwner}). Cleared at each commit. Only
-   * from the owning thread.
+   * a key from the database ({@link RocksDbStore#readableOffOwner}). Kept only once someone asks
+   * (null until then: a job without reads off the container thread pays nothing per write);
+   * cleared at each commit. Only from the owning thread.
    */
-  private final long[] stagedKeys = new long[STAGED_FILTER_BITS / 64];
+  private long[] stagedKeys;
+  /** Whether every write now in {@link #staged} is in {@link #stagedKeys} (kept since the batch was last empty). */
+  private boolean stagedKeysComplete;
   /** Bits in {@link #stagedKeys}: 2^20 (128 KiB), about 1% false "maybe staged" at 10,000 staged keys. */
   private static final int STAGED_FILTER_SHIFT = 20;
   private static final int STAGED_FILTER_BITS = 1 << STAGED_FILTER_SHIFT;
@@ -278,8 +281,11 @@ public final class RocksDbStorage implements StateStorage {
       throw classify(e, "commit " + sequence + " failed");
     }
     staged.clear();
-    if (stagedCount > 0) {
-      Arrays.fill(stagedKeys, 0L);
+    if (stagedKeys != null) {
+      if (stagedCount > 0) {
+        Arrays.fill(stagedKeys, 0L);
+      }
+      stagedKeysComplete = true;
     }
     stagedCount = 0;
     stagedBytes = 0;
@@ -393,14 +399,27 @@ public final class RocksDbStorage implements StateStorage {
   void staged(int storeId, byte[] key, int valueBytes) {
     stagedCount++;
     stagedBytes += key.length + valueBytes;
-    int bit = stagedBit(storeId, key);
-    stagedKeys[bit >>> 6] |= 1L << bit;
+    if (stagedKeys != null) {
+      int bit = stagedBit(storeId, key);
+      stagedKeys[bit >>> 6] |= 1L << bit;
+    }
   }
 
-  /** Whether a write of {@code key} in the store with {@code storeId} may be in {@link #staged}. */
+  /**
+   * Whether a write of {@code key} in the store with {@code storeId} may be in {@link #staged}.
+   * The first call starts the filter of staged keys; until the batch is next empty, every staged
+   * write counts as maybe {@code key}.
+   */
   boolean mightBeStaged(int storeId, byte[] key) {
+    if (stagedKeys == null) {
+      stagedKeys = new long[STAGED_FILTER_BITS / 64];
+      stagedKeysComplete = stagedCount == 0;
+    }
     if (stagedCount == 0) {
       return false;
+    }
+    if (!stagedKeysComplete) {
+      return true;
     }
     int bit = stagedBit(storeId, key);
     return (stagedKeys[bit >>> 6] & (1L << bit)) != 0;
