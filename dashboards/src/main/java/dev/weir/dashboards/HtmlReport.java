@@ -338,6 +338,8 @@ public final class HtmlReport {
           page.raw("–");
         } else {
           page.text(String.format(java.util.Locale.ROOT, "%.0f / %.0f / %.0f", r.p50Ms(), r.p99Ms(), r.maxMs()));
+          page.raw("<br><span class=\"spread\">").text(String.format(java.util.Locale.ROOT, "%.0f results", r.recorded()))
+              .raw("</span>");
           if (r.okRounds() > 1) {
             page.raw("<br><span class=\"spread\">p99 ").text(String.format(java.util.Locale.ROOT, "%.0f–%.0f",
                 r.p99MinMs(), r.p99MaxMs())).raw("</span>");

@@ -35,9 +35,11 @@ public record LatencyFile(Path path, String startedAt, String method, int second
    * @param p50Ms median over rounds of the run's median lateness, ms (likewise p99, max)
    * @param p99MinMs the least and greatest p99 over rounds, ms
    * @param cpuMsPerEvent median CPU ms per event of the child JVM
+   * @param recorded median number of results recorded per round (a windowed query has few)
    */
   public record Row(int query, String runner, int eventsPerSec, int okRounds, int rounds, double p50Ms,
-                    double p99Ms, double p99MinMs, double p99MaxMs, double maxMs, double cpuMsPerEvent) {}
+                    double p99Ms, double p99MinMs, double p99MaxMs, double maxMs, double cpuMsPerEvent,
+                    double recorded) {}
 
   /** Whether {@code root} is a latency results document. */
   static boolean isLatency(JsonNode root) {
@@ -58,7 +60,7 @@ public record LatencyFile(Path path, String startedAt, String method, int second
       rows.add(new Row(s.path("query").asInt(), s.path("runner").asText(), s.path("eventsPerSec").asInt(),
           s.path("okRounds").asInt(), s.path("rounds").asInt(), s.path("p50Ms").asDouble(), s.path("p99Ms").asDouble(),
           s.path("p99MsMin").asDouble(), s.path("p99MsMax").asDouble(), s.path("maxMs").asDouble(),
-          s.path("cpuMsPerEvent").asDouble()));
+          s.path("cpuMsPerEvent").asDouble(), s.path("recorded").asDouble()));
     }
     return new LatencyFile(path, root.hasNonNull("startedAt") ? root.get("startedAt").asText() : null,
         root.path("method").asText(""), root.path("seconds").asInt(), root.path("skipSeconds").asInt(),

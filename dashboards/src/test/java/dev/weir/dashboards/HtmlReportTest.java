@@ -197,7 +197,7 @@ class HtmlReportTest {
          "rows": [],
          "summary": [
           {"query": 5, "runner": "weir", "eventsPerSec": 60000, "okRounds": 3, "rounds": 3, "p50Ms": 812, "p99Ms": 1480,
-           "p99MsMin": 1400, "p99MsMax": 1610, "maxMs": 2100, "cpuMsPerEvent": 0.01},
+           "p99MsMin": 1400, "p99MsMax": 1610, "maxMs": 2100, "cpuMsPerEvent": 0.01, "recorded": 4310},
           {"query": 5, "runner": "flink-tuned", "eventsPerSec": 60000, "okRounds": 2, "rounds": 3, "p50Ms": 900,
            "p99Ms": 2300, "p99MsMin": 2200, "p99MsMax": 2400, "maxMs": 5100, "cpuMsPerEvent": 0.02}]}""");
   }
@@ -223,7 +223,7 @@ class HtmlReportTest {
         .contains("checkpoints every 10000 ms")
         .contains("<div class=\"chart wide\" id=\"latency-p99\"></div>")
         .contains("<th>weir p50 / p99 / max</th>")
-        .contains("812 / 1480 / 2100<br><span class=\"spread\">p99 1400–1610</span>")
+        .contains("812 / 1480 / 2100<br><span class=\"spread\">4310 results</span><br><span class=\"spread\">p99 1400–1610</span>")
         .contains("2 of 3 rounds ok")
         .contains("\"latency\":{\"id\":\"latency-p99\",\"queries\":[\"Q5\"]");
   }

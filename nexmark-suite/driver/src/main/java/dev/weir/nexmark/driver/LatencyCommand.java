@@ -279,7 +279,7 @@ public final class LatencyCommand implements Callable<Integer> {
       s.put("eventsPerSec", ok.get(0).path("eventsPerSec").asInt());
       s.put("okRounds", ok.size());
       s.put("rounds", repeats);
-      for (String field : List.of("p50Ms", "p99Ms", "maxMs", "cpuMsPerEvent")) {
+      for (String field : List.of("p50Ms", "p99Ms", "maxMs", "cpuMsPerEvent", "recorded")) {
         List<Double> values = ok.stream().map(r -> r.path(field).asDouble()).sorted().toList();
         s.put(field, Stats.median(values));
         s.put(field + "Min", values.get(0));
