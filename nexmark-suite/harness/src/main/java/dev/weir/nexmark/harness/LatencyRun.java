@@ -1,5 +1,5 @@
-// Role: the child JVM of `bin/weir latency`: one Nexmark query fed at a fixed event rate by
-// Nexmark's own rate-limited generator with wall-clock event times, and a probe after the query
+// Role: the child JVM of `bin/weir latency`: one Nexmark query fed Nexmark's events at a fixed
+// rate, stamped with their emission time (PacedEvents), and a probe after the query
 // that records how late each result is against the event time it closes. Writes what it measured
 // as one JSON document.
 // Threading: the main thread builds, runs and waits for the pipeline; the probe runs on the
@@ -15,11 +15,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.io.Read;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.nexmark.NexmarkConfiguration;
 import org.apache.beam.sdk.nexmark.NexmarkOptions;
 import org.apache.beam.sdk.nexmark.NexmarkQueryName;
-import org.apache.beam.sdk.nexmark.NexmarkUtils;
 import org.apache.beam.sdk.nexmark.model.KnownSize;
 import org.apache.beam.sdk.nexmark.queries.NexmarkQuery;
 import org.apache.beam.sdk.nexmark.queries.NexmarkQueryTransform;
@@ -34,6 +34,7 @@ import org.apache.beam.sdk.nexmark.queries.Query6;
 import org.apache.beam.sdk.nexmark.queries.Query7;
 import org.apache.beam.sdk.nexmark.queries.Query8;
 import org.apache.beam.sdk.nexmark.queries.Query9;
+import org.apache.beam.sdk.nexmark.sources.generator.GeneratorConfig;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -42,27 +43,27 @@ import org.joda.time.Duration;
 
 /**
  * {@code LatencyRun --query=N --eventsPerSec=R --seconds=S --skipSeconds=W --out=FILE <pipeline args>}:
- * Nexmark query N (0-9, 11) over Nexmark's unbounded event source, rate-limited to R events/s
- * for S seconds ({@code isRateLimited}, {@code firstEventRate = nextEventRate = R},
- * {@code useWallclockEventTime}: an event's timestamp is the wall-clock time it was generated at),
- * streaming; every other Nexmark setting as Nexmark's defaults or the pipeline arguments give it.
+ * Nexmark query N (0-9, 11) over R events/s for S seconds, streaming: Nexmark's events from its own
+ * generators ({@link PacedEvents}), each stamped with the wall-clock time it was emitted at, the
+ * watermark following the wall clock; every other Nexmark setting as Nexmark's defaults or the
+ * pipeline arguments give it.
  *
  * <h2>What is measured</h2>
  *
  * A probe after the query takes each result, as Nexmark's own {@code NexmarkQuery} wraps it (a
  * {@code TimestampedValue} carrying the result's event timestamp), and records wall-clock now
- * minus that timestamp, in ms: for a per-event query (Q0-Q2) how long after its event a result
- * came out; for a windowed query its window's end (Beam's default {@code END_OF_WINDOW} output
- * timestamp), so how long after the window closed in event time its result came out; for a join
- * or a stateful query (Q3) the timestamp of the event that completed it. Only results emitted
- * between W seconds after the pipeline started (warm-up, JIT) and the end of the S seconds (when
- * the source stops, the end of input fires the windows still open early) are recorded. Clock:
- * {@link System#currentTimeMillis()}, on one machine for event times and probe.
+ * minus that timestamp, in ms: for a per-event query (Q0-Q2) how long after its event was emitted
+ * a result came out; for a windowed query its window's end (Beam's default {@code END_OF_WINDOW}
+ * output timestamp), so how long after the window closed its result came out; for a join or a
+ * stateful query (Q3) the time of the event that completed it. Only results emitted between W
+ * seconds after the pipeline started (warm-up, JIT) and S seconds after it (before the source
+ * ends and the end of input fires the windows still open) are recorded. Clock:
+ * {@link System#currentTimeMillis()}, one machine for source and probe.
  *
  * <p>Written: recorded results, p50, p90, p99, p99.9, max and mean of how late (ms), results
- * emitted before their own timestamp (early panes; not recorded), all results,
- * wall time, CPU ms per event. A runner that cannot keep up with R shows it as a lateness that
- * grows over the run: p99 and max far above p50.
+ * emitted before their own timestamp (early panes; not recorded), all results, wall time, CPU ms
+ * per event. A runner that cannot keep up with R shows it as a lateness that grows over the run:
+ * p99 and max far above p50.
  *
  * <p>Exit status 0 when the pipeline finished and recorded at least one result, 1 otherwise, 2 on
  * bad arguments.
@@ -129,14 +130,10 @@ public final class LatencyRun {
     NexmarkConfiguration config = NexmarkConfiguration.DEFAULT.copy();
     config.overrideFromOptions(options);
     config.query = NexmarkQueryName.fromNumber(query);
-    config.isRateLimited = true;
-    config.firstEventRate = rate;
-    config.nextEventRate = rate;
-    config.rateUnit = NexmarkUtils.RateUnit.PER_SECOND;
-    config.useWallclockEventTime = true;
     config.numEvents = (long) rate * seconds;
+    GeneratorConfig events = new GeneratorConfig(config, System.currentTimeMillis(), 0, config.numEvents, 0);
     Pipeline p = Pipeline.create(options);
-    p.apply("Events", NexmarkUtils.streamEventsSource(config))
+    p.apply("Events", Read.from(new PacedEvents(events, config.numEvents, rate)))
         .apply("Query" + query, new NexmarkQuery<>(config, transform(query, config)))
         .apply("Latency", ParDo.of(new Probe<>()));
     long cpu0 = BenchRun.processCpuNs();
