@@ -30,10 +30,9 @@ import picocli.CommandLine.Option;
  * [--checkpoint-interval-ms MS] [--out DIR]}.
  *
  * <p>Each row runs one query on one runner in its own JVM ({@code dev.weir.nexmark.harness.LatencyRun})
- * for S seconds at a fixed rate: Nexmark's unbounded generator, rate-limited, event time = wall
- * clock; a probe after the query records, per result, wall-clock now minus the result's event
- * timestamp (a window's end for windowed queries), results emitted in the first W seconds left
- * out. The rate is N events/s for every query, or per query the share F of the slowest of the
+ * for S seconds at a fixed rate: Nexmark's events, stamped at their emission; a probe after the
+ * query records, per result, wall-clock now minus the result's event timestamp (a window's end for
+ * windowed queries), results emitted in the first W seconds left out. The rate is N events/s for every query, or per query the share F of the slowest of the
  * chosen runners' median events/s in an earlier {@code weir nexmark} results file (the issue's
  * "half of the slowest runner's throughput"). Rounds interleave the runners (query by query,
  * runner after runner). Exit status 0 when every row recorded results, 1 otherwise, 2 on bad
@@ -212,14 +211,13 @@ public final class LatencyCommand implements Callable<Integer> {
   }
 
   /** How the figures are made, stated in the results for the report. */
-  static final String METHOD = "Each runner runs the query alone in its own JVM, fed by Nexmark's unbounded "
-      + "generator rate-limited to the stated events/s with wall-clock event times (useWallclockEventTime), "
-      + "Nexmark's other defaults (among them probDelayedEvent=0.1, occasionalDelaySec=3: a tenth of the events "
-      + "carry a time up to 3 s before their generation). A probe "
-      + "after the query records, per result, wall-clock now minus the result's event timestamp: the window's "
-      + "end for windowed queries (Q5, Q7, Q11), the event's time for per-event ones (Q0-Q2), the completing "
-      + "event's for joins (Q3). Results emitted in the first seconds (start-up, JIT) and after the source "
-      + "ended are not recorded; percentiles from an HdrHistogram at 3 significant digits, ms.";
+  static final String METHOD = "Each runner runs the query alone in its own JVM, fed Nexmark's events (its own "
+      + "generators, ids and proportions, without its delayed events) at the stated events/s, each stamped with "
+      + "the wall-clock time it was emitted at, the watermark following the wall clock. A probe after the query "
+      + "records, per result, wall-clock now minus the result's event timestamp: the window's end for windowed "
+      + "queries (Q5, Q7, Q11), the event's emission for per-event ones (Q0-Q2), the completing event's for "
+      + "joins (Q3). Results emitted in the first seconds (start-up, JIT) and after the source ended are not "
+      + "recorded; percentiles from an HdrHistogram at 3 significant digits, ms.";
 
   private static void check(boolean condition, String message) {
     if (!condition) {
