@@ -191,6 +191,7 @@ public final class LatencyCommand implements Callable<Integer> {
       result.set("options", json.valueToTree(options));
       if (ended && Files.isRegularFile(rowOut)) {
         result.setAll((ObjectNode) json.readTree(rowOut.toFile()));
+        result.put("runner", row.runner().id()); // the row's own "runner", should it have one, is not the suite's id
       } else {
         result.put("error", ended ? "no result (exit " + process.exitValue() + "; see " + rowDir.resolve("output.log")
             + ")" : "killed after " + timeout + " s");

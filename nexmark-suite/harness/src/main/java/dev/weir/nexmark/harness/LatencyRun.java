@@ -151,7 +151,7 @@ public final class LatencyRun {
       }
       doc.put("error", "the pipeline did not finish within " + (seconds + 300) + " s (state " + state + ")");
     }
-    doc.put("runner", options.getRunner().getSimpleName());
+    doc.put("runnerClass", options.getRunner().getSimpleName());
     doc.put("wallSec", wallMs / 1e3);
     doc.put("cpuMsPerEvent", (BenchRun.processCpuNs() - cpu0) / 1e6 / config.numEvents);
     doc.put("results", RESULTS.get());
