@@ -215,8 +215,8 @@ public final class LatencyCommand implements Callable<Integer> {
   static final String METHOD = "Each runner runs the query alone in its own JVM, fed Nexmark's events (its own "
       + "generators, ids and proportions, without its delayed events) at the stated events/s, each stamped with "
       + "the wall-clock time it was emitted at, the watermark following the wall clock. A probe after the query "
-      + "records, per result, wall-clock now minus the result's event timestamp: the window's end for windowed "
-      + "queries (Q5, Q7, Q11), the event's emission for per-event ones (Q0-Q2), the completing event's for "
+      + "records, per result, wall-clock now minus the event time it closes: its window's end for windowed "
+      + "queries (Q5, Q7, Q11), its event's emission for per-event ones (Q0-Q2), the completing event's for "
       + "joins (Q3). Results emitted in the first seconds (start-up, JIT) and after the source ended are not "
       + "recorded; percentiles from an HdrHistogram at 3 significant digits, ms.";
 
