@@ -9,7 +9,6 @@
 // Threading: main thread only; each row's JVM runs to its end before the next starts.
 package dev.weir.nexmark.driver;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -22,7 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -170,27 +168,13 @@ public final class BenchCommand implements Callable<Integer> {
       cmd.add("--scenario=" + scenario);
       cmd.addAll(row.mainArgs());
       cmd.addAll(row.options());
-      Process process = new ProcessBuilder(cmd).directory(rowDir.toFile()).redirectErrorStream(true)
-          .redirectOutput(rowDir.resolve("output.log").toFile()).start();
-      boolean ended = process.waitFor(timeoutSeconds, TimeUnit.SECONDS);
-      if (!ended) {
-        process.destroyForcibly().waitFor();
-      }
       ObjectNode result = json.createObjectNode();
       result.put("row", row.id());
       result.put("round", round);
       result.put("runner", row.runner().id());
       result.set("options", json.valueToTree(row.options()));
-      if (ended && Files.isRegularFile(rowOut)) {
-        JsonNode fromRow = json.readTree(rowOut.toFile());
-        result.setAll((ObjectNode) fromRow);
-      } else {
-        result.put("error", ended ? "no result (exit " + process.exitValue() + "; see " + rowDir.resolve("output.log")
-            + ")" : "killed after " + timeoutSeconds + " s");
-      }
-      boolean rowOk = ended && process.exitValue() == 0 && !result.has("error");
+      boolean rowOk = RowProcess.run(cmd, rowDir, rowOut, timeoutSeconds, result, json);
       ok &= rowOk;
-      result.put("ok", rowOk);
       results.add(result);
       // remote-io: the service's steady rate; the state scenarios: over the whole run
       double steady = result.path("steadyElementsPerSec").asDouble(result.path("elementsPerSec").asDouble(0));

@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -177,28 +176,14 @@ public final class LatencyCommand implements Callable<Integer> {
       cmd.add("--skipSeconds=" + skipSeconds);
       cmd.add("--out=" + rowOut);
       options.forEach((name, value) -> cmd.add(value == null ? "--" + name : "--" + name + "=" + value));
-      Process process = new ProcessBuilder(cmd).directory(rowDir.toFile()).redirectErrorStream(true)
-          .redirectOutput(rowDir.resolve("output.log").toFile()).start();
       long timeout = seconds + 420L;
-      boolean ended = process.waitFor(timeout, TimeUnit.SECONDS);
-      if (!ended) {
-        process.destroyForcibly().waitFor();
-      }
       ObjectNode result = json.createObjectNode();
       result.put("runner", row.runner().id());
       result.put("query", row.query());
       result.put("round", row.round());
       result.set("options", json.valueToTree(options));
-      if (ended && Files.isRegularFile(rowOut)) {
-        result.setAll((ObjectNode) json.readTree(rowOut.toFile()));
-        result.put("runner", row.runner().id()); // the row's own "runner", should it have one, is not the suite's id
-      } else {
-        result.put("error", ended ? "no result (exit " + process.exitValue() + "; see " + rowDir.resolve("output.log")
-            + ")" : "killed after " + timeout + " s");
-      }
-      boolean rowOk = ended && process.exitValue() == 0 && !result.has("error");
+      boolean rowOk = RowProcess.run(cmd, rowDir, rowOut, timeout, result, json);
       ok &= rowOk;
-      result.put("ok", rowOk);
       results.add(result);
       System.out.printf(Locale.ROOT, "Q%-4d %-20s %10d %9s %9s %9s %10.4f%s%n", row.query(), row.runner().id(),
           row.eventsPerSec(), ms(result, "p50Ms"), ms(result, "p99Ms"), ms(result, "maxMs"),
