@@ -63,8 +63,8 @@ public final class PrefetchedValues {
    */
   public void take(StateInternals state, StateNamespace namespace, StateTag<? extends ValueState<?>> tag) {
     ValueState<?> value = state.state(namespace, tag);
-    CachedStore.OffOwnerLoad<?> miss = value instanceof LoadableValue<?> loadable ? loadable.offOwnerLoad() : null;
-    entries.add(new Entry(namespace, tag.getId(), miss != null ? miss : value.read()));
+    entries.add(new Entry(namespace, tag.getId(),
+        value instanceof LoadableValue<?> loadable ? loadable.readOrMiss() : value.read()));
   }
 
   /** The entry of {@code id} in {@code namespace}, or null if it was not taken (worker). */

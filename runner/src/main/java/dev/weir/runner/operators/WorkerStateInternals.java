@@ -184,7 +184,7 @@ public final class WorkerStateInternals implements StateInternals {
    * A {@link ValueState} on a worker: reads answer from the value taken at the hand-off
    * ({@link PrefetchedValues}) where there is one, else ask the container thread, which answers
    * with the value or, on a miss a worker may load, with the miss
-   * ({@link LoadableValue#offOwnerLoad}); a miss is loaded here and posted back to be cached.
+   * ({@link LoadableValue#readOrMiss}); a miss is loaded here and posted back to be cached.
    * Writes and clears are posted (and kept in the taken entry, so a later read sees them).
    */
   private static final class WorkerValue<T> implements ValueState<T> {
@@ -212,8 +212,7 @@ public final class WorkerStateInternals implements StateInternals {
       }
       Object answer = owner.ask(() -> {
         ValueState<T> state = onOwner.get();
-        CachedStore.OffOwnerLoad<T> miss = state instanceof LoadableValue<T> loadable ? loadable.offOwnerLoad() : null;
-        return miss != null ? miss : state.read();
+        return state instanceof LoadableValue<T> loadable ? loadable.readOrMiss() : state.read();
       });
       if (answer instanceof CachedStore.OffOwnerLoad<?> miss) {
         return loadAndInstall((CachedStore.OffOwnerLoad<T>) miss);

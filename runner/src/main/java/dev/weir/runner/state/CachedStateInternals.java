@@ -88,10 +88,12 @@ public final class CachedStateInternals implements StateInternals {
    */
   public interface LoadableValue<T> extends ValueState<T> {
     /**
-     * On the container thread: null if {@link #read()} answers without RocksDB now (read it
-     * instead); else the miss, for a worker to load ({@link CachedStore#offOwnerLoad}).
+     * On the container thread: the value, as {@link #read()} gives it, or, for a miss a worker may
+     * load from RocksDB, that miss ({@link CachedStore#getOrOffOwnerLoad}).
+     *
+     * @return the value (null: none) or a {@link CachedStore.OffOwnerLoad}
      */
-    CachedStore.OffOwnerLoad<T> offOwnerLoad();
+    Object readOrMiss();
   }
 
   private final Object key;

@@ -17,7 +17,7 @@ import org.apache.beam.sdk.state.ValueState;
  *       mutated after a put).
  *   <li><b>Held reads</b>: none; a read returns the object, not a view.
  *   <li><b>Reads off the container thread</b>: a miss may be loaded by a worker
- *       ({@link #offOwnerLoad}).
+ *       ({@link #readOrMiss}).
  * </ul>
  *
  * <p>Threading: confined to the owning task's container thread.
@@ -49,8 +49,8 @@ final class CachedValue<T> extends Cells implements CachedStateInternals.Loadabl
   }
 
   @Override
-  public CachedStore.OffOwnerLoad<T> offOwnerLoad() {
-    return store.offOwnerLoad(cell, coder);
+  public Object readOrMiss() {
+    return store.getOrOffOwnerLoad(cell, coder);
   }
 
   @Override

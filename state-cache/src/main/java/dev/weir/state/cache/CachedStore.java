@@ -94,9 +94,7 @@ public final class CachedStore {
     owner.checkOpen();
     CacheEntry entry = owner.cache.getIfPresent(key);
     if (entry != null && entry.state != State.EVICTED) {
-      owner.hits++;
-      entry.touched = owner.epoch;
-      return entry.encoded ? unseal(entry, coder) : (V) entry.value;
+      return hit(entry, coder);
     }
     entry = owner.takeDeferred(key);
     if (entry != null) {
@@ -125,12 +123,13 @@ public final class CachedStore {
   }
 
   /**
-   * For a read that another thread may do: null if {@link #get(StateKey, Coder)} would answer
-   * without the byte store (a hit, a deferred entry, a key the filter of stored keys rules out) or
-   * if the byte store cannot serve this key off its owner now (a write of it is staged, or the
-   * store never can, e.g. the in-memory one); else the miss, to {@linkplain OffOwnerLoad#load
-   * load} on any thread and {@linkplain OffOwnerLoad#install install} back on this one. Counts
-   * the miss; changes nothing else.
+   * Reads {@code key} as {@link #get(StateKey, Coder)} does, except a miss that the byte store can
+   * serve off this thread: that comes back unloaded, as an {@link OffOwnerLoad} to
+   * {@linkplain OffOwnerLoad#load load} on any thread and {@linkplain OffOwnerLoad#install
+   * install} back on this one. So a hit, a deferred entry and a key the filter of stored keys rules
+   * out are answered here as by {@code get} (one cache lookup), and so is a miss the byte store
+   * can serve only here (a write of the key is staged, or the store never serves other threads,
+   * e.g. the in-memory one). Counts a hit or a miss as {@code get} does.
    *
    * <p>Why: a job whose DoFns run on worker threads (Weir's concurrent {@code @ProcessElement})
    * keeps this cache on the container thread, but RocksDB reads are thread-safe; loading misses on
@@ -138,22 +137,27 @@ public final class CachedStore {
    * thread-safe store (2017: 1.6x with a pool of 8, 2.2x with 3 in flight per task, every read a miss).
    *
    * <p>Threading: the owning thread.
+   *
+   * @return the value (null if the key has none; treat it as immutable), or an {@link OffOwnerLoad}
+   * @throws IllegalStateException if stored bytes read here cannot be decoded with {@code coder}
    */
-  public <V> OffOwnerLoad<V> offOwnerLoad(StateKey key, Coder<V> coder) {
+  public <V> Object getOrOffOwnerLoad(StateKey key, Coder<V> coder) {
     checkKey(key);
     Objects.requireNonNull(coder, "coder");
     owner.checkOpen();
     CacheEntry entry = owner.cache.getIfPresent(key);
-    if ((entry != null && entry.state != State.EVICTED) || owner.isDeferred(key)
-        || !stored.mightContain(key.hashCode()) || !bytes.readableOffOwner(key.bytes)) {
-      return null;
+    if (entry != null && entry.state != State.EVICTED) {
+      return hit(entry, coder);
     }
-    owner.misses++;
-    return new OffOwnerLoad<>(this, key, coder);
+    if (!owner.isDeferred(key) && stored.mightContain(key.hashCode()) && bytes.readableOffOwner(key.bytes)) {
+      owner.misses++;
+      return new OffOwnerLoad<>(this, key, coder);
+    }
+    return get(key, coder); // deferred, ruled out, or only readable here
   }
 
   /**
-   * A miss of one key that any thread may load from the byte store ({@link #offOwnerLoad}); the
+   * A miss of one key that any thread may load from the byte store ({@link #getOrOffOwnerLoad}); the
    * loaded value is cached once the owner {@linkplain #install installs} it. Until then the owner
    * must not write the key (Weir: the key's call is in flight, and the install is posted before
    * any write the call makes).
@@ -205,6 +209,14 @@ public final class CachedStore {
       }
       store.owner.cache.put(key, loaded);
     }
+  }
+
+  /** A read of a live cached entry: counted, stamped with the epoch, its object (decoded once if sealed). */
+  @SuppressWarnings("unchecked")
+  private <V> V hit(CacheEntry entry, Coder<V> coder) {
+    owner.hits++;
+    entry.touched = owner.epoch;
+    return entry.encoded ? unseal(entry, coder) : (V) entry.value;
   }
 
   /** Writes {@code key}; see {@link #put(StateKey, Object, Coder)}. */
