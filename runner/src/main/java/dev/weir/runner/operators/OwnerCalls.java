@@ -152,15 +152,7 @@ public final class OwnerCalls {
    * Runs {@code method} on the owner without waiting for it (directly if this is the owner): a
    * letter behind this thread's earlier ones, so a later call of the same worker sees its effect.
    */
-  private void post(Supplier<?> target, Method method, Object[] args) throws Throwable {
-    if (workers.onLoopThread()) {
-      try {
-        method.invoke(target.get(), args);
-      } catch (InvocationTargetException e) {
-        throw e.getCause();
-      }
-      return;
-    }
+  private void post(Supplier<?> target, Method method, Object[] args) {
     post(() -> {
       try {
         method.invoke(target.get(), args);

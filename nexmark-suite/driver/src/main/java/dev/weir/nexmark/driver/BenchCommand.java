@@ -153,13 +153,7 @@ public final class BenchCommand implements Callable<Integer> {
       long elements = Math.max(20, Math.round(row.elements() * scale));
       Path rowDir = Files.createDirectories(dir.resolve(repeats == 1 ? row.id() : row.id() + "-" + round));
       Path rowOut = rowDir.resolve("row.json");
-      List<String> cmd = new ArrayList<>();
-      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      cmd.add("-Xmx2g");
-      cmd.addAll(row.runner().jvmFlags());
-      cmd.add("-cp");
-      cmd.add(layout.classpath(row.runner()));
-      cmd.add(row.main());
+      List<String> cmd = RowProcess.javaCommand(layout, row.runner(), row.main());
       cmd.add("--elements=" + elements);
       if (row.inFlight() > 0) {
         cmd.add("--inFlight=" + row.inFlight());

@@ -163,13 +163,7 @@ public final class LatencyCommand implements Callable<Integer> {
       Map<String, String> options = new LinkedHashMap<>(row.runner().runnerOptions(parallelism, rowDir));
       options.putAll(row.runner().checkpointOptions(checkpointIntervalMs));
       options.putAll(perRunner.of(row.runner()));
-      List<String> cmd = new ArrayList<>();
-      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      cmd.add("-Xmx2g");
-      cmd.addAll(row.runner().jvmFlags());
-      cmd.add("-cp");
-      cmd.add(layout.classpath(row.runner()));
-      cmd.add(LATENCY_MAIN);
+      List<String> cmd = RowProcess.javaCommand(layout, row.runner(), LATENCY_MAIN);
       cmd.add("--query=" + row.query());
       cmd.add("--eventsPerSec=" + row.eventsPerSec());
       cmd.add("--seconds=" + seconds);

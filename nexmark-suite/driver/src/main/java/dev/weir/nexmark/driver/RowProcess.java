@@ -8,12 +8,31 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** Runs one bench or latency row's JVM. */
 final class RowProcess {
   private RowProcess() {}
+
+  /**
+   * The start of a row's command line: this JVM's {@code java} with a 2 GiB heap and
+   * {@code runner}'s JVM flags, on {@code runner}'s own classpath, running {@code main}; the row
+   * adds its arguments.
+   *
+   * @throws IOException if the runner's classpath file cannot be read
+   */
+  static List<String> javaCommand(SuiteLayout layout, RunnerKind runner, String main) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx2g");
+    cmd.addAll(runner.jvmFlags());
+    cmd.add("-cp");
+    cmd.add(layout.classpath(runner));
+    cmd.add(main);
+    return cmd;
+  }
 
   /**
    * Runs {@code cmd} in {@code rowDir} (stdout and stderr to its {@code output.log}), waits up to
