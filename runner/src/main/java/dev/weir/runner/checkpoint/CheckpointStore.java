@@ -36,11 +36,14 @@ import org.slf4j.LoggerFactory;
  *                                                 checkpoint.json  the manifest, written last
  * </pre>
  *
- * A checkpoint is <em>complete</em> once its manifest exists: the manifest is written to a
+ * While its parts are written, a checkpoint directory holds a marker, {@value #IN_PROGRESS}. A
+ * checkpoint is <em>complete</em> once its manifest exists: the manifest is written to a
  * temporary file, forced to disk, and renamed into place (atomic on POSIX file systems), and the
  * directory is forced, so a crash leaves either no manifest or a whole one. The manifest names the
  * job's {@link PlanFingerprint} and every file of the checkpoint with its size and CRC32, so a
- * restore can tell a damaged checkpoint (a truncated or changed file) from a good one.
+ * restore can tell a damaged checkpoint (a truncated or changed file) from a good one. The marker
+ * is deleted after the manifest is in place, so a directory with neither was completed and then
+ * lost its manifest: it counts as damaged, not as never written.
  *
  * <h2>Restore</h2>
  *
@@ -49,8 +52,8 @@ import org.slf4j.LoggerFactory;
  * warning naming the file. Its container directories become the job's working directories:
  * RocksDB's SST files are hard-linked (they are never changed in place, and deleting the working
  * link after a compaction leaves the checkpoint's link), everything else is copied. If checkpoints
- * exist but none verifies, the restore fails naming them; a job never silently starts empty over
- * checkpoints it could not read.
+ * were completed but none verifies (including one whose manifest is gone), the restore fails naming
+ * them; a job never silently starts empty over checkpoints it could not read.
  *
  * <p>Cost: SST files are shared between consecutive checkpoints; their CRC32 is computed once per
  * file and remembered ({@link #crcCache}), so a checkpoint reads only the files it has not seen.
@@ -64,6 +67,11 @@ public final class CheckpointStore {
   private static final Logger LOG = LoggerFactory.getLogger(CheckpointStore.class);
   /** The manifest's file name in a checkpoint directory. */
   public static final String MANIFEST = "checkpoint.json";
+  /**
+   * A marker file in a checkpoint directory while its parts are being written, deleted once the
+   * manifest is in place: a directory with neither marker nor manifest lost its manifest.
+   */
+  static final String IN_PROGRESS = "checkpoint.in-progress";
   private static final Pattern NAME = Pattern.compile("chk-(\\d{12})");
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -139,6 +147,7 @@ public final class CheckpointStore {
     try {
       deleteTree(dir);
       Files.createDirectories(dir);
+      Files.createFile(dir.resolve(IN_PROGRESS));
       return dir;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the checkpoint directory " + dir + " (" + e + ")", e);
@@ -168,6 +177,7 @@ public final class CheckpointStore {
         Files.move(tmp, dir.resolve(MANIFEST), StandardCopyOption.REPLACE_EXISTING);
       }
       force(dir, true);
+      Files.deleteIfExists(dir.resolve(IN_PROGRESS));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot complete checkpoint " + dir + " (" + e + ")", e);
     }
@@ -211,7 +221,13 @@ public final class CheckpointStore {
       Path dir = directory(ids.get(i));
       Path manifestPath = dir.resolve(MANIFEST);
       if (!Files.exists(manifestPath)) {
-        LOG.info("Checkpoint {} is incomplete (no {}); skipped", dir, MANIFEST);
+        if (Files.exists(dir.resolve(IN_PROGRESS))) {
+          LOG.info("Checkpoint {} is incomplete (it was being written when the job ended); skipped", dir);
+        } else {
+          LOG.warn("Checkpoint {} has no manifest {} although it was completed; falling back to an older "
+              + "checkpoint", dir, manifestPath);
+          damaged.add(dir + " has lost its manifest " + MANIFEST);
+        }
         continue;
       }
       Manifest manifest;
@@ -239,8 +255,9 @@ public final class CheckpointStore {
       return new Restored(manifest, dir);
     }
     if (!damaged.isEmpty()) {
-      throw new IllegalStateException("Cannot restore the job from " + root + ": every complete checkpoint is "
-          + "damaged: " + String.join("; ", damaged) + ". Start with --restoreMode=NONE to discard them");
+      throw new IllegalStateException("Cannot restore the job from " + root + ": every completed checkpoint is "
+          + "damaged: " + String.join("; ", damaged) + ". Start with --restoreMode=NONE to discard them and "
+          + "start fresh");
     }
     return null;
   }
@@ -308,7 +325,8 @@ public final class CheckpointStore {
     List<FileEntry> files = new ArrayList<>();
     try (Stream<Path> paths = Files.walk(dir)) {
       for (Path file : (Iterable<Path>) paths.sorted()::iterator) {
-        if (!Files.isRegularFile(file) || file.getFileName().toString().startsWith(MANIFEST)) {
+        String name = file.getFileName().toString();
+        if (!Files.isRegularFile(file) || name.startsWith(MANIFEST) || name.equals(IN_PROGRESS)) {
           continue;
         }
         files.add(new FileEntry(dir.relativize(file).toString(), Files.size(file), crc32(file, useCache)));

@@ -54,11 +54,43 @@ class CheckpointStoreTest {
   }
 
   @Test
-  void aCheckpointWithoutManifestIsIncomplete_andSkipped() throws IOException {
+  void aCheckpointThatLostItsManifest_isDamaged_andTheRestoreFallsBack() throws IOException {
     write(1, "one");
     write(2, "two");
     Files.delete(store.directory(2).resolve(CheckpointStore.MANIFEST));
     assertThat(store.restoreLatest(PLAN, this::working).manifest().id()).isEqualTo(1);
+  }
+
+  @Test
+  void aCheckpointInterruptedWhileWritten_isSkipped_andAloneIsAFreshStart() throws IOException {
+    store.prepare(1);
+    Files.createDirectories(store.containerDirectory(1, 0));
+    Files.writeString(store.containerDirectory(1, 0).resolve("000012.sst"), "half");
+    assertThat(store.restoreLatest(PLAN, this::working)).isNull();
+    write(2, "two");
+    store.prepare(3);
+    assertThat(store.restoreLatest(PLAN, this::working).manifest().id()).isEqualTo(2);
+  }
+
+  @Test
+  void whenEveryCheckpointLostItsManifest_theRestoreFailsNamingThem_neverStartsEmpty() throws IOException {
+    write(1, "one");
+    write(2, "two");
+    Files.delete(store.directory(1).resolve(CheckpointStore.MANIFEST));
+    Files.delete(store.directory(2).resolve(CheckpointStore.MANIFEST));
+    assertThatThrownBy(() -> store.restoreLatest(PLAN, this::working))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(store.directory(1).toString())
+        .hasMessageContaining(store.directory(2).toString())
+        .hasMessageContaining("--restoreMode=NONE");
+  }
+
+  @Test
+  void aCompletedCheckpoint_keepsNoInProgressMarker_andItsManifestDoesNotListOne() throws IOException {
+    write(1, "one");
+    assertThat(store.directory(1).resolve(CheckpointStore.IN_PROGRESS)).doesNotExist();
+    assertThat(store.restoreLatest(PLAN, this::working).manifest().files())
+        .noneMatch(f -> f.path().contains(CheckpointStore.IN_PROGRESS));
   }
 
   @Test
