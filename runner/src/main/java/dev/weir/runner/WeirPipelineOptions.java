@@ -35,6 +35,15 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, 
 
   void setParallelism(int parallelism);
 
+  @Description("Number of key groups that keyed state, timers and shuffles are addressed by: the largest "
+      + "--parallelism a job can ever be restored at. Fixed for a job's life (a restore with another value "
+      + "fails); from --parallelism to 32768. Weir keeps nothing per key group, so the maximum costs no more "
+      + "than a small value. Default: 32768.")
+  @Default.Integer(32768)
+  int getMaxParallelism();
+
+  void setMaxParallelism(int maxParallelism);
+
   @Description("Number of containers, i.e. run-loop threads that tasks are spread over, at least 1 "
       + "(never more than the job's tasks). "
       + "Default: the number of available processors.")

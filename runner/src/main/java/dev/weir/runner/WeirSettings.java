@@ -1,5 +1,6 @@
 package dev.weir.runner;
 
+import dev.weir.runner.state.KeyGroups;
 import dev.weir.state.StateBackend;
 import dev.weir.state.cache.ObjectCacheSettings;
 import java.io.IOException;
@@ -21,7 +22,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * {@code run()}, and then handed whole to the translator and the executor. Nothing downstream
  * reads Weir's options again or clamps them: a value here is already in range.
  *
- * <p>Checks ({@link #from}): counts ({@code --parallelism}, {@code --containers},
+ * <p>Checks ({@link #from}): {@code --maxParallelism} is from {@code --parallelism} to
+ * {@value KeyGroups#MAX}; counts ({@code --parallelism}, {@code --containers},
  * {@code --maxBundleSize}, {@code --objectCacheSize}) and {@code --objectCacheBytes} are at least 1; {@code --maxBundleTimeMs} is
  * from 1 to {@value #MAX_BUNDLE_TIME_MS} (so that it still fits in a {@code long} of
  * nanoseconds); {@code --metricsLogIntervalMs} is 0 (off) or positive; {@code --stateBackend} is set; {@code --stateDirectory} is a path and, for the
@@ -37,6 +39,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param pipelineOptions the options as given, for user code and Beam's own APIs
  * @param parallelism partitions (tasks) of every shuffled stage; source stages get at most this
  *     many splits
+ * @param keyGroups {@code --maxParallelism}: the key groups keyed state and shuffles are addressed
+ *     by (1 to {@value KeyGroups#MAX}, at least {@code parallelism}); fixed for a job's life
  * @param containers run-loop threads the job's tasks are spread over
  * @param maxBundleSize input elements a task processes in one bundle at most
  * @param maxBundleTimeMs milliseconds a bundle stays open at most
@@ -65,7 +69,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
  *     {@link ExecutionEnvironment#EMBEDDED}
  */
 @Internal
-public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int containers, int maxBundleSize,
+public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, KeyGroups keyGroups, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize, long objectCacheBytes,
     boolean backgroundSealing, boolean metricsEnabled, long metricsLogIntervalMs, MetricsHttp metricsHttp,
     boolean enforceEncodability, Checkpointing checkpointing, Concurrency concurrency,
@@ -150,6 +154,11 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
    */
   public static WeirSettings from(WeirPipelineOptions options) {
     int parallelism = atLeastOne("parallelism", options.getParallelism());
+    int maxParallelism = options.getMaxParallelism();
+    if (maxParallelism < parallelism || maxParallelism > KeyGroups.MAX) {
+      throw outOfRange("maxParallelism", maxParallelism, "--parallelism (" + parallelism + ") to " + KeyGroups.MAX
+          + " (key groups; fixed for a job's life, restores refuse another value)");
+    }
     int containers = atLeastOne("containers", options.getContainers());
     int maxBundleSize = atLeastOne("maxBundleSize", options.getMaxBundleSize());
     long maxBundleTimeMs = options.getMaxBundleTimeMs();
@@ -195,7 +204,7 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
     Concurrency concurrency = concurrency(options, environment);
     Map<String, String> samzaConfig =
         SamzaUserConfig.read(environment, options.getSamzaConfig(), options.getSamzaConfigOverride());
-    return new WeirSettings(options, parallelism, containers, maxBundleSize, maxBundleTimeMs, backend,
+    return new WeirSettings(options, parallelism, new KeyGroups(maxParallelism), containers, maxBundleSize, maxBundleTimeMs, backend,
         stateDirectory, objectCacheSize, objectCacheBytes, options.getBackgroundSealing(), options.getMetricsEnabled(), metricsLogIntervalMs,
         metricsHttp, options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain),
         concurrency, environment, samzaConfig);
@@ -299,11 +308,12 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, int
 
   /** A one-line summary for the run log, e.g. {@code parallelism=2 containers=2 ...}. */
   public String describe() {
-    return String.format(Locale.ROOT, "parallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
+    return String.format(Locale.ROOT, "parallelism=%d maxParallelism=%d containers=%d maxBundleSize=%d maxBundleTimeMs=%d "
             + "stateBackend=%s stateDirectory=%s objectCacheSize=%d objectCacheBytes=%d backgroundSealing=%b metricsEnabled=%b metricsLogIntervalMs=%d "
             + "metricsHttp=%s enforceEncodability=%b checkpointingIntervalMs=%d restoreMode=%s retainCheckpoints=%d "
             + "containerThreadPoolSize=%d taskMaxConcurrency=%d executionEnvironment=%s",
-        parallelism, containers, maxBundleSize, maxBundleTimeMs, stateBackend.optionValue(), stateDirectory,
+        parallelism, keyGroups.maxParallelism(), containers, maxBundleSize, maxBundleTimeMs,
+        stateBackend.optionValue(), stateDirectory,
         objectCacheSize, objectCacheBytes, backgroundSealing, metricsEnabled, metricsLogIntervalMs,
         metricsHttp == null ? "off" : metricsHttp.host() + ":" + metricsHttp.port(), enforceEncodability,
         checkpointing.intervalMs(),

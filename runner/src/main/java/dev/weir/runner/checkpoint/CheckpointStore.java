@@ -215,6 +215,21 @@ public final class CheckpointStore {
    *     the first difference), or if complete checkpoints exist but none verifies (naming them)
    */
   public Restored restoreLatest(PlanFingerprint plan, java.util.function.IntFunction<Path> working) {
+    return restoreLatest(plan, -1, working, null);
+  }
+
+  /**
+   * As {@link #restoreLatest(PlanFingerprint, java.util.function.IntFunction)}, into a job of
+   * {@code containers} containers: a checkpoint written by as many is restored as files, one of
+   * another number through {@code rescale}, which re-addresses its entries.
+   *
+   * @param containers the starting job's containers; -1 for the checkpoint's own number
+   * @param rescale restores a checkpoint of another number of containers; null to refuse one
+   * @throws IllegalStateException as the other overload, and if the checkpoint has another number
+   *     of containers and {@code rescale} is null
+   */
+  Restored restoreLatest(PlanFingerprint plan, int containers, java.util.function.IntFunction<Path> working,
+      RescaledRestore rescale) {
     List<Long> ids = ids();
     List<String> damaged = new ArrayList<>();
     for (int i = ids.size() - 1; i >= 0; i--) {
@@ -245,13 +260,31 @@ public final class CheckpointStore {
         damaged.add(problem);
         continue;
       }
-      String difference = new PlanFingerprint(manifest.plan()).firstDifference(plan);
+      PlanFingerprint written = new PlanFingerprint(manifest.plan());
+      if (written.layoutVersion() != plan.layoutVersion()) {
+        throw new IllegalStateException("Cannot restore checkpoint " + dir + ": its state is in Weir's state format "
+            + "version " + written.layoutVersion() + ", and this Weir reads version " + plan.layoutVersion()
+            + " (keyed state addressed by key group and PTransform name since version 3). Drain or finish the job "
+            + "with the Weir that wrote the checkpoint, or start it fresh with --restoreMode=NONE (its state is "
+            + "then discarded)");
+      }
+      String difference = written.firstDifference(plan);
       if (difference != null) {
         throw new IllegalStateException("Cannot restore checkpoint " + dir + ": it was written by a different "
             + "pipeline or setting: " + difference + ". Start with --restoreMode=NONE to discard the checkpoints "
             + "and start fresh, or give the job another --jobName");
       }
-      copyInto(dir, manifest.containers(), working);
+      if (containers < 0 || containers == manifest.containers()) {
+        for (int c = 0; c < manifest.containers(); c++) {
+          copyPart(dir, c, working.apply(c));
+        }
+      } else if (rescale != null) {
+        rescale.restore(dir, manifest.containers(), (c, into) -> copyPart(dir, c, into),
+            root.resolveSibling("rescale-scratch"), working);
+      } else {
+        throw new IllegalStateException("Cannot restore checkpoint " + dir + " of " + manifest.containers()
+            + " containers into " + containers);
+      }
       return new Restored(manifest, dir);
     }
     if (!damaged.isEmpty()) {
@@ -294,30 +327,33 @@ public final class CheckpointStore {
     return null;
   }
 
-  private void copyInto(Path dir, int containers, java.util.function.IntFunction<Path> working) {
-    for (int c = 0; c < containers; c++) {
-      Path from = dir.resolve("container-" + c);
-      Path to = working.apply(c);
-      try {
-        deleteTree(to);
-        Files.createDirectories(to);
-        try (Stream<Path> files = Files.list(from)) {
-          for (Path file : (Iterable<Path>) files::iterator) {
-            Path target = to.resolve(file.getFileName().toString());
-            if (file.getFileName().toString().endsWith(".sst")) {
-              try {
-                Files.createLink(target, file);
-                continue;
-              } catch (IOException | UnsupportedOperationException e) {
-                // another file system: copy instead
-              }
+  /**
+   * Makes {@code to} a copy of container {@code c}'s part of checkpoint {@code dir}: SST files
+   * hard-linked (copied on file systems without links), the rest copied.
+   *
+   * @throws UncheckedIOException naming both paths
+   */
+  private static void copyPart(Path dir, int c, Path to) {
+    Path from = dir.resolve("container-" + c);
+    try {
+      deleteTree(to);
+      Files.createDirectories(to);
+      try (Stream<Path> files = Files.list(from)) {
+        for (Path file : (Iterable<Path>) files::iterator) {
+          Path target = to.resolve(file.getFileName().toString());
+          if (file.getFileName().toString().endsWith(".sst")) {
+            try {
+              Files.createLink(target, file);
+              continue;
+            } catch (IOException | UnsupportedOperationException e) {
+              // another file system: copy instead
             }
-            Files.copy(file, target, StandardCopyOption.REPLACE_EXISTING);
           }
+          Files.copy(file, target, StandardCopyOption.REPLACE_EXISTING);
         }
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot restore " + from + " into " + to + " (" + e + ")", e);
       }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot restore " + from + " into " + to + " (" + e + ")", e);
     }
   }
 

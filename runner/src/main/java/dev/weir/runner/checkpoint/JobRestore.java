@@ -90,20 +90,22 @@ public final class JobRestore {
     }
     try {
       CheckpointStore store = new CheckpointStore(durable.directory(), jobName, checkpointing.retain());
-      PlanFingerprint fingerprint = PlanFingerprint.of(plan, containers);
+      PlanFingerprint fingerprint = PlanFingerprint.of(plan, settings.keyGroups());
       long restoredId = 0;
       String restored;
       if (checkpointing.restoreMode() == WeirPipelineOptions.RestoreMode.NONE) {
         store.deleteAll();
         restored = "no checkpoint (--restoreMode=NONE: checkpoints of an earlier run deleted)";
       } else {
-        CheckpointStore.Restored latest = store.restoreLatest(fingerprint,
-            durable::containerDirectory);
+        CheckpointStore.Restored latest = store.restoreLatest(fingerprint, containers,
+            durable::containerDirectory, new RescaledRestore(plan, containers, settings.keyGroups()));
         if (latest == null) {
           restored = "no checkpoint to restore, starting fresh";
         } else {
           restoredId = latest.manifest().id();
-          restored = "restored from checkpoint " + restoredId + " (" + latest.directory() + ")";
+          restored = "restored from checkpoint " + restoredId + " (" + latest.directory() + ")"
+              + (latest.manifest().containers() == containers ? ""
+                  : ", written by " + latest.manifest().containers() + " container(s), onto " + containers);
         }
       }
       LOG.info("Weir job {}: streaming job, restorable: checkpoints every {} ms in {} (the newest {} kept); {}. "

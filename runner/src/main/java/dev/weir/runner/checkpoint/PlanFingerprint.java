@@ -1,6 +1,7 @@
 package dev.weir.runner.checkpoint;
 
 import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.state.KeyGroups;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
@@ -14,10 +15,11 @@ import org.apache.beam.sdk.coders.Coder;
 /**
  * What a checkpoint must agree with to be restored into a job: the version of the byte format of
  * its state ({@link ContainerState#CELL_LAYOUT_VERSION}; checkpoints written before the line
- * existed are version 1, and differ in their first line), one line per stage (name,
- * partitions, inputs), per fused node (kind, PTransform name, consumers), per stream (kind,
- * producers, partitions, key coder) and the number of containers (each container's storage holds
- * the state of the tasks assigned to it, under operator prefixes handed out in open order). Two
+ * existed are version 1, and differ in their first line), the number of key groups
+ * ({@code --maxParallelism}), one line per stage (name,
+ * partitions, inputs), per fused node (kind, PTransform name, consumers) and per stream (kind,
+ * producers, partitions, key coder). The number of containers is not part of it: a checkpoint
+ * restores into any number of containers ({@link RescaledRestore}). Two
  * plans restore into each other exactly when their lines are equal; {@link #firstDifference}
  * names the first line that is not, for the start-up error.
  *
@@ -30,12 +32,25 @@ import org.apache.beam.sdk.coders.Coder;
  */
 @Internal
 public record PlanFingerprint(List<String> lines) {
+  /** The first line's start, before the layout version. */
+  private static final String LAYOUT_LINE = "state cell layout ";
 
-  /** The fingerprint of {@code plan} run on {@code containers} containers. */
-  public static PlanFingerprint of(JobPlan plan, int containers) {
+  /**
+   * The state cell layout version of the state this fingerprint's checkpoint holds: from its first
+   * line, or 1 if it has none (written before the line existed).
+   */
+  public int layoutVersion() {
+    if (lines.isEmpty() || !lines.get(0).startsWith(LAYOUT_LINE)) {
+      return 1;
+    }
+    return Integer.parseInt(lines.get(0).substring(LAYOUT_LINE.length()).strip());
+  }
+
+  /** The fingerprint of {@code plan} with {@code keyGroups}. */
+  public static PlanFingerprint of(JobPlan plan, KeyGroups keyGroups) {
     List<String> lines = new ArrayList<>();
-    lines.add("state cell layout " + ContainerState.CELL_LAYOUT_VERSION);
-    lines.add("containers " + containers);
+    lines.add(LAYOUT_LINE + ContainerState.CELL_LAYOUT_VERSION);
+    lines.add("max parallelism " + keyGroups.maxParallelism());
     for (StagePlan stage : plan.stages()) {
       StringBuilder b = new StringBuilder("stage ").append(stage.name()).append(" x ").append(stage.partitions());
       if (stage.source() != null) {

@@ -45,7 +45,9 @@ final class ContainerStates implements ContainerContext.StateOpener {
       directory = job.directory().containerDirectory(id);
       Files.createDirectories(directory);
     }
-    return new ContainerState(backend, directory, settings.objectCacheBounds(), sealers,
+    ContainerState state = new ContainerState(backend, directory, settings.objectCacheBounds(), sealers,
         Container.threadName(id), job.checkpointed());
+    state.keyGroups(settings.keyGroups());
+    return state;
   }
 }

@@ -23,9 +23,21 @@ import org.apache.beam.sdk.annotations.Internal;
  * <h2>Versions</h2>
  *
  * Version 1 kept a bag's elements one per cell (index {@code i} of the element); version 2 keeps
- * them in chunks ({@link CachedBag}). {@link ContainerState} writes the version into every
+ * them in chunks ({@link CachedBag}); version 3 (below) starts every state cell and timer slot key
+ * with the key's {@linkplain KeyGroups key group} and names operators by a stable
+ * {@linkplain #operatorId id of their PTransform} instead of the order they opened in, so that
+ * state can be found by key group and transform when a job is restored at another parallelism
+ * or after its pipeline changed. {@link ContainerState} writes the version into every
  * commit's metadata and refuses to open state committed under another one, naming its directory,
  * and a checkpoint's plan fingerprint carries it too, so old state is never read as new.
+ *
+ * <h2>Operator ids</h2>
+ *
+ * An operator's keys are told apart from other operators' by a 4-byte id derived from its
+ * PTransform's unique full name and the key space ({@link #operatorId}: state cells, timer index,
+ * timer slots), the same on every run, in every container and at every parallelism. Two instances
+ * of one PTransform in one container (two tasks of its stage) share the id: their keys belong to
+ * disjoint key groups. {@link ContainerState#operatorId} refuses two names with one id.
  *
  * <h2>State cells</h2>
  *
@@ -35,22 +47,26 @@ import org.apache.beam.sdk.annotations.Internal;
  * <pre>
  * offset        width  meaning          encoding
  * 0             1      format version   {@value #FORMAT_VERSION}
- * 1             4      operator         the operator instance's prefix (ContainerState#newOperatorPrefix)
- * 5             4      k                int
- * 9             k      key              the key coder's bytes, as the shuffle encoded them
- * 9+k           4      n                int
- * 13+k          n      namespace        UTF-8 of StateNamespace#stringKey()
- * 13+k+n        4      i                int
- * 17+k+n        i      state id         UTF-8 of the StateTag's id
- * 17+k+n+i      1      kind             0 = the state's single cell, 1 = one of its element cells
- * 18+k+n+i      ...    element suffix   by state kind, below (kind 1 only)
+ * 1             2      key group        unsigned short, {@link KeyGroups#keyGroupOf} of the key
+ * 3             4      operator         the PTransform's state id ({@link #operatorId}, space "state")
+ * 7             4      k                int
+ * 11            k      key              the key coder's bytes, as the shuffle encoded them
+ * 11+k          4      n                int
+ * 15+k          n      namespace        UTF-8 of StateNamespace#stringKey()
+ * 15+k+n        4      i                int
+ * 19+k+n        i      state id         UTF-8 of the StateTag's id
+ * 19+k+n+i      1      kind             0 = the state's single cell, 1 = one of its element cells,
+ *                                       2 = a watermark hold's cell
+ * 20+k+n+i      ...    element suffix   by state kind, below (kind 1 only)
  * </pre>
  *
- * Bytes 0 to {@code 8+k} are the {@linkplain #keyPrefix key prefix}, built once per key; up to
- * {@code 16+k+n+i} the {@linkplain #base base}, built once per (key, namespace, state id); the
+ * Bytes 0 to {@code 10+k} are the {@linkplain #keyPrefix key prefix}, built once per key; up to
+ * {@code 18+k+n+i} the {@linkplain #base base}, built once per (key, namespace, state id); the
  * base followed by kind 1 is the state's {@linkplain #elements elements prefix}, under which a
  * prefix scan finds all its elements. The single cell (kind 0) of value and combining state holds
- * the value or accumulator (state's coder); of a watermark hold, the hold ({@code InstantCoder});
+ * the value or accumulator (state's coder); a watermark hold's cell (kind 2, so that a restore can
+ * find every hold of a key group without knowing the states: {@link #holdOfCell}) its hold
+ * ({@code InstantCoder});
  * of a bag, its length, and of an ordered list or multimap, its next sequence number
  * ({@code VarLongCoder}). Element suffixes:
  *
@@ -71,28 +87,35 @@ import org.apache.beam.sdk.annotations.Internal;
  *
  * <h2>Timers</h2>
  *
- * The event-time timer index ({@link dev.weir.runner.timers.TimerIndex}) keeps two operator prefixes of its own: an
- * index prefix, for keys in the raw timer store ({@link ContainerState#TIMER_STORE}) ordered by
- * firing time, and a slot prefix, for keys in the object-cached state store that find a timer by
- * identity. With {@code f} the length of the timer family id:
+ * The event-time timer index ({@link dev.weir.runner.timers.TimerIndex}) of one operator
+ * instance keeps two kinds of keys: index keys, in the raw timer store
+ * ({@link ContainerState#TIMER_STORE}), ordered by firing time within the task (one range scan
+ * finds a task's earliest timers, whatever their key groups), and slot keys, in the object-cached
+ * state store, which find a timer by identity and, like state cells, start with its key group.
+ * With {@code f} the length of the timer family id:
  *
  * <pre>
  * index key      offset   width  meaning
  *                0        1      format version {@value #FORMAT_VERSION}
- *                1        4      index prefix
- *                5        8      firing timestamp, sortable ms
- *                13       4+k    len(key) | key
- *                17+k     4+n    len(namespace) | namespace (UTF-8 of stringKey())
- *                21+k+n   4+i    len(timer id) | timer id (UTF-8)
- *                25+k+n+i 4+f    len(family) | family (UTF-8)
+ *                1        4      operator: the PTransform's id, space "timer-index"
+ *                5        4      the task's partition (int)
+ *                9        8      firing timestamp, sortable ms
+ *                17       4+k    len(key) | key
+ *                21+k     4+n    len(namespace) | namespace (UTF-8 of stringKey())
+ *                25+k+n   4+i    len(timer id) | timer id (UTF-8)
+ *                29+k+n+i 4+f    len(family) | family (UTF-8)
  * index value    0        8      output timestamp, ms (long)
  *
  * slot key       0        1      format version {@value #FORMAT_VERSION}
- *                1        4      slot prefix
- *                5        ...    as the index key from offset 13 (key, namespace, id, family)
+ *                1        2      key group, as in state cells
+ *                3        4      operator: the PTransform's id, space "timer-slot"
+ *                7        ...    as the index key from offset 17 (key, namespace, id, family)
  * slot value     0        8      firing timestamp, ms (long)
  *                8        8      output timestamp, ms (long)
  * </pre>
+ *
+ * A restore at another parallelism re-addresses index keys: the key group of the key in the index
+ * key names the new partition.
  *
  * <h2>Cost</h2>
  *
@@ -107,34 +130,104 @@ import org.apache.beam.sdk.annotations.Internal;
 @Internal
 public final class CellLayout {
   /** The first byte of every key this class builds. */
-  static final byte FORMAT_VERSION = 2;
+  public static final byte FORMAT_VERSION = 3;
   /** Kind byte of a state's single cell. */
   static final byte KIND_CELL = 0;
   /** Kind byte before the suffix of a state's element cells. */
   static final byte KIND_ELEMENT = 1;
-  /** Width of an operator prefix ({@link ContainerState#newOperatorPrefix()}). */
-  static final int OPERATOR_PREFIX_BYTES = 4;
+  /** Kind byte of a watermark hold's single cell. */
+  static final byte KIND_HOLD = 2;
+  /** Width of an operator id ({@link #operatorId}). */
+  static final int OPERATOR_ID_BYTES = 4;
+  /** Width of a key group. */
+  static final int KEY_GROUP_BYTES = 2;
+  /** Offset of the key group in a state cell or timer slot key. */
+  static final int KEY_GROUP_OFFSET = 1;
+  /** Offset of the operator id in a state cell or timer slot key. */
+  static final int CELL_OPERATOR_OFFSET = KEY_GROUP_OFFSET + KEY_GROUP_BYTES;
 
   private static final int INT = 4;
   private static final int LONG = 8;
 
   private CellLayout() {}
 
+  // ---- operator ids ------------------------------------------------------------------------
+
+  /**
+   * The 4-byte id of {@code transform}'s keys in one key space: a 32-bit FNV-1a hash of the UTF-8
+   * of {@code space + '/' + transform}, mixed by murmur3's finalizer, big-endian. Stable across
+   * runs, JVMs and parallelism; collisions are possible in principle and refused by
+   * {@link ContainerState#operatorId}.
+   *
+   * @param transform the PTransform's unique full name
+   * @param space the key space: {@code "state"}, {@code "timer-index"} or {@code "timer-slot"}
+   */
+  static byte[] operatorId(String transform, String space) {
+    int h = 0x811c9dc5;
+    for (byte b : (space + '/' + transform).getBytes(StandardCharsets.UTF_8)) {
+      h = (h ^ (b & 0xFF)) * 0x01000193;
+    }
+    h ^= h >>> 16;
+    h *= 0x85ebca6b;
+    h ^= h >>> 13;
+    h *= 0xc2b2ae35;
+    h ^= h >>> 16;
+    byte[] id = new byte[OPERATOR_ID_BYTES];
+    putInt(id, 0, h);
+    return id;
+  }
+
   // ---- state cells -------------------------------------------------------------------------
 
   /**
-   * {@code version | operator(4) | len(key) | key}: the part of every cell key of one key of one
-   * operator instance.
+   * {@code version | keyGroup(2) | operator(4) | len(key) | key}: the part of every cell key of one
+   * key of one operator.
    *
-   * @param operatorPrefix 4 bytes from {@link ContainerState#newOperatorPrefix()}
+   * @param keyGroup the key's group ({@link KeyGroups#keyGroupOf}), 0 to 65535
+   * @param operatorId 4 bytes from {@link #operatorId} (space "state")
    * @param keyBytes the key encoded with the key coder
    */
-  static byte[] keyPrefix(byte[] operatorPrefix, byte[] keyBytes) {
-    byte[] k = new byte[1 + operatorPrefix.length + INT + keyBytes.length];
-    k[0] = FORMAT_VERSION;
-    System.arraycopy(operatorPrefix, 0, k, 1, operatorPrefix.length);
-    putBytes(k, 1 + operatorPrefix.length, keyBytes);
+  static byte[] keyPrefix(int keyGroup, byte[] operatorId, byte[] keyBytes) {
+    byte[] k = new byte[CELL_OPERATOR_OFFSET + operatorId.length + INT + keyBytes.length];
+    putKeyGroupHeader(k, keyGroup, operatorId);
+    putBytes(k, CELL_OPERATOR_OFFSET + operatorId.length, keyBytes);
     return k;
+  }
+
+  /** The key group of a state cell or timer slot key (bytes 1 and 2). */
+  public static int keyGroupOfCell(byte[] cell) {
+    return ((cell[KEY_GROUP_OFFSET] & 0xFF) << 8) | (cell[KEY_GROUP_OFFSET + 1] & 0xFF);
+  }
+
+  /** The operator id (as an int) of a state cell or timer slot key. */
+  public static int operatorOfCell(byte[] cell) {
+    return getInt(cell, CELL_OPERATOR_OFFSET);
+  }
+
+  /** The operator id (as an int) of a timer index key. */
+  public static int operatorOfTimerIndexKey(byte[] key) {
+    return getInt(key, 1);
+  }
+
+  /** {@link #operatorId} as an int, as {@link #operatorOfCell} and {@link #operatorOfTimerIndexKey} return it. */
+  public static int operatorIdValue(String transform, String space) {
+    return getInt(operatorId(transform, space), 0);
+  }
+
+  /** The key spaces of {@link #operatorId}: state cells, a timer index's keys, its slots. */
+  public static final java.util.List<String> OPERATOR_SPACES = java.util.List.of("state", "timer-index", "timer-slot");
+
+  /** The format version byte of any key this class builds. */
+  public static int formatOf(byte[] key) {
+    return key[0];
+  }
+
+  /** {@code version | keyGroup(2) | operator}, at the start of {@code k}. */
+  private static void putKeyGroupHeader(byte[] k, int keyGroup, byte[] operatorId) {
+    k[0] = FORMAT_VERSION;
+    k[KEY_GROUP_OFFSET] = (byte) (keyGroup >>> 8);
+    k[KEY_GROUP_OFFSET + 1] = (byte) keyGroup;
+    System.arraycopy(operatorId, 0, k, CELL_OPERATOR_OFFSET, operatorId.length);
   }
 
   /**
@@ -156,6 +249,31 @@ public final class CellLayout {
     byte[] k = Arrays.copyOf(base, base.length + 1);
     k[base.length] = KIND_CELL;
     return k;
+  }
+
+  /** {@code base | 2}: a watermark hold's cell. */
+  static byte[] holdCell(byte[] base) {
+    byte[] k = Arrays.copyOf(base, base.length + 1);
+    k[base.length] = KIND_HOLD;
+    return k;
+  }
+
+  /**
+   * The hold (epoch ms) a state cell stores if it is a watermark hold's cell ({@link #holdCell}),
+   * or {@link Long#MIN_VALUE} if it is another cell.
+   *
+   * @param cell a state cell key of this format
+   * @param value its stored value
+   */
+  public static long holdOfCell(byte[] cell, byte[] value) {
+    int at = CELL_OPERATOR_OFFSET + OPERATOR_ID_BYTES;
+    for (int field = 0; field < 3; field++) { // key, namespace, state id
+      at += INT + getInt(cell, at);
+    }
+    if (at != cell.length - 1 || cell[at] != KIND_HOLD) {
+      return Long.MIN_VALUE;
+    }
+    return sortableMs(getLong(value, 0)); // InstantCoder: big-endian ms with the sign bit flipped
   }
 
   /** {@code base | 1}: the prefix of all the state's element cells. */
@@ -233,11 +351,32 @@ public final class CellLayout {
 
   // ---- timers ------------------------------------------------------------------------------
 
-  /** {@code version | operator(4)}: the prefix of a timer index's index or slot keys. */
-  public static byte[] timerPrefix(byte[] operatorPrefix) {
-    byte[] k = new byte[1 + operatorPrefix.length];
+  /**
+   * {@code version | operator(4) | partition(4)}: the prefix of one task's timer index keys.
+   *
+   * @param operatorId from {@link #operatorId} (space "timer-index")
+   * @param partition the task's partition of its stage
+   */
+  public static byte[] timerIndexPrefix(byte[] operatorId, int partition) {
+    byte[] k = new byte[1 + operatorId.length + INT];
     k[0] = FORMAT_VERSION;
-    System.arraycopy(operatorPrefix, 0, k, 1, operatorPrefix.length);
+    System.arraycopy(operatorId, 0, k, 1, operatorId.length);
+    putInt(k, 1 + operatorId.length, partition);
+    return k;
+  }
+
+  /** Length of a {@link #timerIndexPrefix}. */
+  public static final int TIMER_INDEX_PREFIX_BYTES = 1 + OPERATOR_ID_BYTES + INT;
+
+  /** The task partition of a timer index key (see {@link #timerIndexPrefix}). */
+  public static int partitionOfTimerIndexKey(byte[] key) {
+    return getInt(key, 1 + OPERATOR_ID_BYTES);
+  }
+
+  /** A copy of timer index key {@code key} re-addressed to {@code partition} (for a rescaled restore). */
+  public static byte[] withTimerIndexPartition(byte[] key, int partition) {
+    byte[] k = key.clone();
+    putInt(k, 1 + OPERATOR_ID_BYTES, partition);
     return k;
   }
 
@@ -245,7 +384,7 @@ public final class CellLayout {
    * {@code indexPrefix | ts(8) | len(key) | key | len(ns) | ns | len(id) | id | len(family) |
    * family}: a timer's key in the index, ordered by firing time, then key, namespace, id, family.
    *
-   * @param indexPrefix from {@link #timerPrefix}
+   * @param indexPrefix from {@link #timerIndexPrefix}
    * @param namespace UTF-8 of the namespace's {@code stringKey()}; {@code timerId} and
    *     {@code familyId} are UTF-8 too
    */
@@ -259,16 +398,18 @@ public final class CellLayout {
   }
 
   /**
-   * {@code slotPrefix | len(key) | key | len(ns) | ns | len(id) | id | len(family) | family}: a
-   * timer's slot key, independent of its firing time.
+   * {@code version | keyGroup(2) | operator(4) | len(key) | key | len(ns) | ns | len(id) | id |
+   * len(family) | family}: a timer's slot key, independent of its firing time.
    *
-   * @param slotPrefix from {@link #timerPrefix}
+   * @param keyGroup the key's group
+   * @param slotOperatorId from {@link #operatorId} (space "timer-slot")
    */
-  public static byte[] timerSlotKey(byte[] slotPrefix, byte[] keyBytes, byte[] namespace, byte[] timerId,
-      byte[] familyId) {
-    byte[] k = Arrays.copyOf(slotPrefix,
-        slotPrefix.length + 4 * INT + keyBytes.length + namespace.length + timerId.length + familyId.length);
-    putTimerIdentity(k, slotPrefix.length, keyBytes, namespace, timerId, familyId);
+  public static byte[] timerSlotKey(int keyGroup, byte[] slotOperatorId, byte[] keyBytes, byte[] namespace,
+      byte[] timerId, byte[] familyId) {
+    int header = CELL_OPERATOR_OFFSET + slotOperatorId.length;
+    byte[] k = new byte[header + 4 * INT + keyBytes.length + namespace.length + timerId.length + familyId.length];
+    putKeyGroupHeader(k, keyGroup, slotOperatorId);
+    putTimerIdentity(k, header, keyBytes, namespace, timerId, familyId);
     return k;
   }
 

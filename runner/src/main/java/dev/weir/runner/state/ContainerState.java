@@ -24,10 +24,11 @@ import org.slf4j.LoggerFactory;
  * backend, one {@link ObjectCache} of {@code --objectCacheSize} entries and
  * {@code --objectCacheBytes} in front of it, and one cached store that every keyed operator of the
  * container's tasks shares, plus one raw store of event-time timer indexes ({@link #timerStore()},
- * see {@link dev.weir.runner.timers.TimerIndex}) committed with it. Operators are told apart by 4-byte prefixes handed
- * out by {@link #newOperatorPrefix()} in open order, so the same job reopened over the same
- * directory finds its cells and timers again; {@link CellLayout} lays out every key under those
- * prefixes.
+ * see {@link dev.weir.runner.timers.TimerIndex}) committed with it. Operators are told apart by 4-byte ids
+ * of their PTransforms' full names ({@link #operatorId}) and keys by their
+ * {@linkplain #keyGroups() key groups}, so the same job reopened over the same directory, or
+ * restored at another parallelism, finds its cells and timers again; {@link CellLayout} lays out
+ * every key under them.
  *
  * <p>Commits: operators call {@link #requestCommit()} when they finish a bundle that wrote state;
  * the container calls {@link #commitIfRequested()} once per run-loop iteration, so that several
@@ -66,7 +67,10 @@ public final class ContainerState implements AutoCloseable {
   private final boolean commitAtCheckpoints;
   /** Staged bytes above which a job with checkpoints commits its working store between checkpoints. */
   public static final long STAGED_BYTES_LIMIT = 64L << 20;
-  private int nextOperator;
+  /** The job's key groups ({@link #keyGroups(KeyGroups)}); {@link KeyGroups#DEFAULT} until set. */
+  private KeyGroups keyGroups = KeyGroups.DEFAULT;
+  /** The name behind every operator id handed out, by id (as an int): two names with one id are refused. */
+  private final Map<Integer, String> operatorNames = new java.util.HashMap<>();
   private boolean commitRequested;
   private long commits;
   private boolean closed;
@@ -212,11 +216,36 @@ public final class ContainerState implements AutoCloseable {
   }
 
   /**
-   * A fresh 4-byte prefix (big-endian int, 0, 1, ... in call order) that separates one operator
-   * instance's cells from all others; see {@link CellLayout}.
+   * The 4-byte id under which {@code transform}'s keys of one key space live ({@link CellLayout#operatorId}):
+   * the same for every instance of the PTransform, on every run.
+   *
+   * @param transform the PTransform's unique full name
+   * @param space {@code "state"}, {@code "timer-index"} or {@code "timer-slot"}
+   * @throws IllegalStateException naming both if another PTransform or space of this container has
+   *     the same id (a 32-bit hash collision; renaming either PTransform resolves it)
    */
-  public byte[] newOperatorPrefix() {
-    return ByteBuffer.allocate(4).putInt(nextOperator++).array();
+  public byte[] operatorId(String transform, String space) {
+    byte[] id = CellLayout.operatorId(transform, space);
+    String name = space + " of '" + transform + "'";
+    String known = operatorNames.putIfAbsent(ByteBuffer.wrap(id).getInt(), name);
+    if (known != null && !known.equals(name)) {
+      throw new IllegalStateException("The " + known + " and the " + name + " hash to the same state id "
+          + Integer.toHexString(ByteBuffer.wrap(id).getInt()) + "; rename one of the two PTransforms");
+    }
+    return id;
+  }
+
+  /**
+   * Sets the job's key groups ({@code --maxParallelism}); before any operator opens over this state.
+   * Container thread.
+   */
+  public void keyGroups(KeyGroups keyGroups) {
+    this.keyGroups = keyGroups;
+  }
+
+  /** The job's key groups: how keys map to the key-group bytes of their state and to partitions. */
+  public KeyGroups keyGroups() {
+    return keyGroups;
   }
 
   /**

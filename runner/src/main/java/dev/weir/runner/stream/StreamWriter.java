@@ -5,6 +5,7 @@ import org.apache.beam.sdk.annotations.Internal;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.state.CachedStateInternals;
+import dev.weir.runner.state.KeyGroups;
 import dev.weir.runner.translation.StreamPlan;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -19,8 +20,8 @@ import org.apache.beam.sdk.values.WindowedValue;
  * through the task's {@link TaskOutbox}, and broadcasts the task's watermarks and end-of-stream to
  * every partition of the stream.
  *
- * <p>SHUFFLE streams encode the element's key once with the key coder, pick the partition from a
- * mixed hash of those bytes and pass the bytes along with the element ({@link KeyedElement}), so
+ * <p>SHUFFLE streams encode the element's key once with the key coder, pick the partition that owns
+ * the key's {@linkplain KeyGroups key group} and pass the bytes along with the element ({@link KeyedElement}), so
  * the consuming GroupByKey does not encode the key again. FORWARD streams send producer partition p to consumer
  * partition p mod n. BROADCAST streams (side inputs) send every element to every partition.
  *
@@ -52,6 +53,8 @@ public final class StreamWriter implements Operator {
   private final int forwardPartition;
   @SuppressWarnings("rawtypes")
   private final Coder keyCoder;
+  /** The job's key groups ({@link #open}): a shuffled key goes to the partition owning its key group. */
+  private KeyGroups keyGroups = KeyGroups.DEFAULT;
   /** Elements accepted; written by the owning thread only (opaque), read by {@link #elementsSent()}. */
   private long sent;
 
@@ -66,8 +69,13 @@ public final class StreamWriter implements Operator {
     this.keyCoder = stream.plan().keyCoder();
   }
 
+  /** Takes the job's key groups, by which a shuffle picks partitions, from the task's state. */
   @Override
-  public void open(OperatorContext context) {}
+  public void open(OperatorContext context) {
+    if (context.state() != null) {
+      keyGroups = context.state().keyGroups();
+    }
+  }
 
   @Override
   public void accept(WindowedValue<?> element) {
@@ -85,7 +93,7 @@ public final class StreamWriter implements Operator {
       return;
     }
     byte[] keyBytes = encodeKey(((KV<?, ?>) element.getValue()).getKey());
-    send(partitionOf(keyBytes, stream.partitionCount()), keyBytes, element);
+    send(keyGroups.partitionOfKey(keyBytes, stream.partitionCount()), keyBytes, element);
   }
 
   @Override
@@ -125,14 +133,4 @@ public final class StreamWriter implements Operator {
     }
   }
 
-  /** The partition of an encoded key: murmur3's finalizer over the array hash, then modulo. */
-  static int partitionOf(byte[] keyBytes, int partitions) {
-    int h = java.util.Arrays.hashCode(keyBytes);
-    h ^= h >>> 16;
-    h *= 0x85ebca6b;
-    h ^= h >>> 13;
-    h *= 0xc2b2ae35;
-    h ^= h >>> 16;
-    return Math.floorMod(h, partitions);
-  }
 }

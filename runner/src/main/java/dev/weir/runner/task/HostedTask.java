@@ -181,6 +181,7 @@ public final class HostedTask {
     state = hostStorage != null
         ? new ContainerState(hostStorage, settings.objectCacheBounds(), name, true)
         : new ContainerState(settings.stateBackend(), stateDirectory, settings.objectCacheBounds(), name, false);
+    state.keyGroups(settings.keyGroups());
     commit = new ContainerCommit(state, metrics.newCommitter(), task::committed);
     task.open(scope, commit);
     opened = true;

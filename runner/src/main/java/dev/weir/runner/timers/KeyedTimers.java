@@ -143,18 +143,19 @@ public final class KeyedTimers implements TimerInternals {
   }
 
   /**
-   * Opens the event-time index in {@code state} (two operator prefixes are taken from it, so the
-   * operator must open its timers at the same point of its own open on every run) and loads any
-   * committed timers. Must be called once before any timer is set.
+   * Opens the event-time index of {@code stepName}'s task {@code partition} in {@code state} and
+   * loads any committed timers. Must be called once before any timer is set.
    *
+   * @param stepName the operator's PTransform (unique full name)
+   * @param partition the task's partition of its stage
    * @param windowCoder the operator's window coder (decodes namespaces of stored timers)
    * @param keyResolver finds or recreates the key context of encoded key bytes (a fired timer's key)
    * @param heapCapacity event-time timers kept decoded in memory
    */
-  public void open(ContainerState state, Coder<? extends BoundedWindow> windowCoder,
+  public void open(ContainerState state, String stepName, int partition, Coder<? extends BoundedWindow> windowCoder,
       Function<byte[], KeyContext<?>> keyResolver, int heapCapacity) {
     this.keyResolver = keyResolver;
-    this.eventTime = new TimerIndex(state, windowCoder, heapCapacity);
+    this.eventTime = new TimerIndex(state, stepName, partition, windowCoder, heapCapacity);
     eventTime.open(outputHolds == null ? null : ms -> outputHolds.replace(null, new Instant(ms)));
   }
 

@@ -4,6 +4,7 @@ import org.apache.beam.sdk.annotations.Internal;
 
 import dev.weir.runner.state.CellLayout;
 import dev.weir.runner.state.ContainerState;
+import dev.weir.runner.state.KeyGroups;
 import dev.weir.runner.state.NamespaceNames;
 
 import dev.weir.state.cache.CachedStore;
@@ -42,10 +43,10 @@ import org.joda.time.Instant;
  * <ul>
  *   <li><b>Ordered index</b>, in the dedicated timer store ({@link ContainerState#timerStore()},
  *       raw bytes, staged until the container's commit): key {@link CellLayout#timerIndexKey}
- *       (index prefix, firing timestamp as sortable ms, then the timer's key, namespace, id and
+ *       (operator id and task partition, firing timestamp as sortable ms, then the timer's key, namespace, id and
  *       family), value the output timestamp. A range scan yields timers by timestamp, then key,
  *       then namespace and id.
- *   <li><b>Slot index</b>, in the object-cached state store under its own operator prefix: key
+ *   <li><b>Slot index</b>, in the object-cached state store under its own operator id: key
  *       {@link CellLayout#timerSlotKey} (the same identity without the timestamp), value
  *       {@code (timestamp, outputTimestamp)}. It answers "is this timer set, and when" for replace
  *       and delete with a cache hit for hot keys, and lets setting the same timer again
@@ -87,7 +88,7 @@ import org.joda.time.Instant;
  * ({@link #storedPending} keeps the rare key that was stored, deleted and set again).
  *
  * <p>Restart: everything is in the store, so a new instance over the same storage (reopened after
- * a commit) with the same prefixes sees every committed timer; {@link #open} reports the output
+ * a commit) for the same PTransform and partition sees every committed timer; {@link #open} reports the output
  * timestamps of the pending timers so that the caller can rebuild its watermark holds.
  *
  * <p>Threading: confined to the task's container thread. Errors: store failures surface as
@@ -100,8 +101,11 @@ public final class TimerIndex {
 
   private final SortedByteStore ordered;
   private final CachedStore slots;
+  /** {@link CellLayout#timerIndexPrefix}: the operator's index id and the task's partition. */
   private final byte[] indexPrefix;
-  private final byte[] slotPrefix;
+  /** The operator's slot id ({@link ContainerState#operatorId}, space "timer-slot"). */
+  private final byte[] slotOperatorId;
+  private final KeyGroups keyGroups;
   private final Coder<? extends BoundedWindow> windowCoder;
   private final int heapCapacity;
   private final TreeMap<byte[], Pending> heap = new TreeMap<>(ByteKeys.ORDER);
@@ -129,17 +133,21 @@ public final class TimerIndex {
   private final NamespaceNames namespaceNames;
 
   /**
-   * @param state the container's state; the index takes two fresh operator prefixes from it, so
-   *     instances created in the same order over the same storage find the same timers
+   * @param state the container's state; the index takes its operator ids from it
+   * @param stepName the operator's PTransform (unique full name): instances of the same PTransform
+   *     and partition over the same storage find the same timers
+   * @param partition the task's partition of its stage
    * @param windowCoder decodes window namespaces of loaded timers
    * @param heapCapacity how many of the earliest timers to keep decoded in memory (at least 1)
    */
-  public TimerIndex(ContainerState state, Coder<? extends BoundedWindow> windowCoder, int heapCapacity) {
+  public TimerIndex(ContainerState state, String stepName, int partition, Coder<? extends BoundedWindow> windowCoder,
+      int heapCapacity) {
     this.ordered = state.timerStore();
     this.slots = state.store();
-    this.indexPrefix = CellLayout.timerPrefix(state.newOperatorPrefix());
+    this.indexPrefix = CellLayout.timerIndexPrefix(state.operatorId(stepName, "timer-index"), partition);
     this.indexEnd = ByteKeys.prefixEnd(indexPrefix);
-    this.slotPrefix = CellLayout.timerPrefix(state.newOperatorPrefix());
+    this.slotOperatorId = state.operatorId(stepName, "timer-slot");
+    this.keyGroups = state.keyGroups();
     this.windowCoder = windowCoder;
     this.namespaceNames = new NamespaceNames(windowCoder);
     this.heapCapacity = Math.max(1, heapCapacity);
@@ -358,7 +366,7 @@ public final class TimerIndex {
   }
 
   private byte[] slotKey(byte[] keyBytes, StateNamespace ns, String id, String family) {
-    return CellLayout.timerSlotKey(slotPrefix, keyBytes, namespaceNames.utf8(ns),
+    return CellLayout.timerSlotKey(keyGroups.keyGroupOf(keyBytes), slotOperatorId, keyBytes, namespaceNames.utf8(ns),
         id.getBytes(StandardCharsets.UTF_8), family.getBytes(StandardCharsets.UTF_8));
   }
 

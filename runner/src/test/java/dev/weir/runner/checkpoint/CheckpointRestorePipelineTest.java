@@ -86,6 +86,32 @@ class CheckpointRestorePipelineTest {
   }
 
   @Test
+  void aJobRestoredOnAnotherNumberOfContainers_keepsEveryKeysState() throws Exception {
+    GATE.set(1000);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    COUNTS.clear();
+    PipelineResult first = pipeline("job-r", "LATEST", "count", 2).run();
+    awaitSeen(1000);
+    awaitCheckpoint();
+    first.cancel();
+
+    GATE.set(1500);
+    PipelineResult second = pipeline("job-r", "LATEST", "count", 3).run(); // 3 tasks: one per container
+    awaitSeen(1500);
+    awaitCheckpoint();
+    second.cancel();
+    assertThat(COUNTS.values()).as("every key's count went on from the first run's").containsOnly(300L);
+
+    GATE.set(2000);
+    END.set(2000);
+    PipelineResult third = pipeline("job-r", "LATEST", "count", 1).run();
+    assertThat(third.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(COUNTS).hasSize(5);
+    assertThat(COUNTS.values()).containsOnly(400L);
+  }
+
+  @Test
   void aRestoredJobGoesOnTakingCheckpoints() throws Exception {
     GATE.set(100);
     END.set(Long.MAX_VALUE);
@@ -328,8 +354,13 @@ class CheckpointRestorePipelineTest {
   }
 
   private Pipeline pipeline(String jobName, String restoreMode, String countName) {
+    return pipeline(jobName, restoreMode, countName, 2);
+  }
+
+  private Pipeline pipeline(String jobName, String restoreMode, String countName, int containers) {
     PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
-        "--jobName=" + jobName, "--stateDirectory=" + stateDirectory, "--stateBackend=ROCKSDB", "--containers=2",
+        "--jobName=" + jobName, "--stateDirectory=" + stateDirectory, "--stateBackend=ROCKSDB",
+        "--containers=" + containers,
         "--parallelism=2", "--checkpointingIntervalMs=100", "--restoreMode=" + restoreMode, "--streaming")
         .as(WeirPipelineOptions.class);
     Pipeline p = Pipeline.create(options);

@@ -35,16 +35,20 @@ import org.junit.jupiter.api.Test;
  * as hex literals (spaces only separate fields): a failure here means the format changed, which
  * is allowed only with a new {@link CellLayout#FORMAT_VERSION} and a new golden test.
  *
- * <p>Fixed inputs: operator prefix {@code 00000007}, key {@code "k"} ({@code 6b}), the global
- * namespace ({@code "/"}, {@code 2f}), one-letter state ids.
+ * <p>Fixed inputs: key group {@code 0102}, operator id {@code 00000007}, key {@code "k"}
+ * ({@code 6b}), the global namespace ({@code "/"}, {@code 2f}), one-letter state ids. Where the
+ * runner derives the key group and operator ids itself, their golden values pin the hash functions
+ * too: {@code "k"} is in key group {@code 314d} of 32768, and PTransform {@code "step"}'s ids are
+ * {@code 0c74a8ab} (state), {@code b0230421} (timer index) and {@code c3db6dcc} (timer slots).
  */
 class CellLayoutTest {
   private static final byte[] OPERATOR = {0, 0, 0, 7};
+  private static final int KEY_GROUP = 0x0102;
   private static final byte[] KEY = {0x6b};
   private static final byte[] NS = {0x2f};
 
-  /** version 02 | operator 00000007 | len 00000001 | key 6b. */
-  private static final String KEY_PREFIX = "02 00000007 00000001 6b";
+  /** version 03 | key group 0102 | operator 00000007 | len 00000001 | key 6b. */
+  private static final String KEY_PREFIX = "03 0102 00000007 00000001 6b";
   /** KEY_PREFIX | len 00000001 | ns 2f | len 00000001 | id 73 ("s"). */
   private static final String BASE_S = KEY_PREFIX + " 00000001 2f 00000001 73";
 
@@ -61,14 +65,15 @@ class CellLayoutTest {
   }
 
   private static byte[] base(String id) {
-    return CellLayout.base(CellLayout.keyPrefix(OPERATOR, KEY), NS, id.getBytes(StandardCharsets.UTF_8));
+    return CellLayout.base(CellLayout.keyPrefix(KEY_GROUP, OPERATOR, KEY), NS, id.getBytes(StandardCharsets.UTF_8));
   }
 
   // ---- golden bytes, per kind of key -----------------------------------------------------------
 
   @Test
   void keyPrefixBaseAndSingleCell_valueCombiningHoldAndCounters() {
-    assertThat(hex(CellLayout.keyPrefix(OPERATOR, KEY))).isEqualTo(hexOf(KEY_PREFIX));
+    assertThat(hex(CellLayout.keyPrefix(KEY_GROUP, OPERATOR, KEY))).isEqualTo(hexOf(KEY_PREFIX));
+    assertThat(CellLayout.keyGroupOfCell(base("s"))).isEqualTo(KEY_GROUP);
     assertThat(hex(base("s"))).isEqualTo(hexOf(BASE_S));
     assertThat(hex(CellLayout.cell(base("s")))).isEqualTo(hexOf(BASE_S + " 00"));
     assertThat(hex(CellLayout.elements(base("s")))).isEqualTo(hexOf(BASE_S + " 01"));
@@ -108,21 +113,42 @@ class CellLayoutTest {
   }
 
   @Test
-  void timerIndexKeyAndValue() {
-    byte[] prefix = CellLayout.timerPrefix(new byte[] {0, 0, 0, 2});
-    assertThat(hex(prefix)).isEqualTo("0200000002");
+  void timerIndexKeyAndValue_operatorThenPartitionThenTime() {
+    byte[] prefix = CellLayout.timerIndexPrefix(new byte[] {0, 0, 0, 2}, 5);
+    assertThat(hex(prefix)).isEqualTo(hexOf("03 00000002 00000005"));
     byte[] key = CellLayout.timerIndexKey(prefix, -1, KEY, NS, bytes("74"), bytes("66"));
-    assertThat(hex(key))
-        .isEqualTo(hexOf("02 00000002 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
+    assertThat(hex(key)).isEqualTo(
+        hexOf("03 00000002 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
+    assertThat(CellLayout.partitionOfTimerIndexKey(key)).isEqualTo(5);
+    assertThat(hex(CellLayout.withTimerIndexPartition(key, 9))).isEqualTo(
+        hexOf("03 00000002 00000009 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
     assertThat(hex(CellLayout.timerIndexValue(5))).isEqualTo("0000000000000005");
   }
 
   @Test
-  void timerSlotKeyAndValue() {
-    byte[] prefix = CellLayout.timerPrefix(new byte[] {0, 0, 0, 3});
-    assertThat(hex(CellLayout.timerSlotKey(prefix, KEY, NS, bytes("74"), new byte[0])))
-        .isEqualTo(hexOf("02 00000003 00000001 6b 00000001 2f 00000001 74 00000000"));
+  void timerSlotKeyAndValue_keyGroupFirstLikeStateCells() {
+    byte[] slot = CellLayout.timerSlotKey(KEY_GROUP, new byte[] {0, 0, 0, 3}, KEY, NS, bytes("74"), new byte[0]);
+    assertThat(hex(slot)).isEqualTo(hexOf("03 0102 00000003 00000001 6b 00000001 2f 00000001 74 00000000"));
+    assertThat(CellLayout.keyGroupOfCell(slot)).isEqualTo(KEY_GROUP);
     assertThat(hex(CellLayout.timerSlotValue(-1, 5))).isEqualTo(hexOf("ffffffffffffffff 0000000000000005"));
+  }
+
+  @Test
+  void holdCells_haveTheirOwnKind_soARestoreFindsEveryHoldWithoutKnowingTheStates() {
+    byte[] hold = CellLayout.holdCell(base("h"));
+    assertThat(hex(hold)).isEqualTo(hexOf(KEY_PREFIX + " 00000001 2f 00000001 68 02"));
+    assertThat(CellLayout.holdOfCell(hold, bytes("80000000000003e8"))).isEqualTo(1000);
+    assertThat(CellLayout.holdOfCell(hold, bytes("7ffffffffffffffe"))).isEqualTo(-2);
+    assertThat(CellLayout.holdOfCell(CellLayout.cell(base("h")), bytes("80000000000003e8"))).isEqualTo(Long.MIN_VALUE);
+    assertThat(CellLayout.holdOfCell(CellLayout.entry(CellLayout.elements(base("h")), bytes("02")), bytes("01")))
+        .isEqualTo(Long.MIN_VALUE);
+  }
+
+  @Test
+  void operatorIds_areAHashOfSpaceAndPTransformName() {
+    assertThat(hex(CellLayout.operatorId("step", "state"))).isEqualTo("0c74a8ab");
+    assertThat(hex(CellLayout.operatorId("step", "timer-index"))).isEqualTo("b0230421");
+    assertThat(hex(CellLayout.operatorId("step", "timer-slot"))).isEqualTo("c3db6dcc");
   }
 
   // ---- golden bytes, as the state kinds and the timer index write them ------------------------
@@ -168,7 +194,7 @@ class CellLayoutTest {
   @Test
   void everyStateKindWritesExactlyTheseCells() {
     try (ContainerState state = ContainerState.inMemory(1000)) {
-      CachedStateInternals s = new CachedStateInternals("k", KEY, OPERATOR, state.store(), new WatermarkHolds(),
+      CachedStateInternals s = new CachedStateInternals("k", KEY, KEY_GROUP, OPERATOR, state.store(), new WatermarkHolds(),
           GlobalWindow.Coder.INSTANCE);
       var global = StateNamespaces.global();
       s.state(global, StateTags.value("v", StringUtf8Coder.of())).write("x");
@@ -187,7 +213,7 @@ class CellLayoutTest {
       expected.put(hexOf(ns + " 62 00"), "01"); // bag length 1
       expected.put(hexOf(ns + " 62 01 0000000000000000"), hexOf("00000001 03")); // bag chunk 0: count 1, element 3
       expected.put(hexOf(ns + " 63 00"), "05"); // combining accumulator
-      expected.put(hexOf(ns + " 68 00"), "80000000000003e8"); // hold at 1000 ms (InstantCoder)
+      expected.put(hexOf(ns + " 68 02"), "80000000000003e8"); // hold at 1000 ms (InstantCoder), kind 2
       expected.put(hexOf(ns + " 6d 01 61"), "01"); // map "a" -> 1
       expected.put(hexOf(ns + " 65 01 61"), "01"); // set "a" (true)
       expected.put(hexOf(ns + " 6f 00"), "01"); // ordered-list counter
@@ -201,17 +227,17 @@ class CellLayoutTest {
   @Test
   void timerIndexWritesExactlyTheseEntries() {
     try (ContainerState state = ContainerState.inMemory(1000)) {
-      TimerIndex index = new TimerIndex(state, GlobalWindow.Coder.INSTANCE, 8); // prefixes 0 and 1
+      TimerIndex index = new TimerIndex(state, "step", 5, GlobalWindow.Coder.INSTANCE, 8);
       index.open(null);
       index.set(KEY, TimerData.of("t", "f", StateNamespaces.global(), new Instant(-1), new Instant(5),
           TimeDomain.EVENT_TIME));
       state.commit();
 
       assertThat(dump(state.timerStore())).isEqualTo(Map.of(
-          hexOf("02 00000000 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"),
+          hexOf("03 b0230421 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"),
           "0000000000000005"));
       assertThat(dump(state.storage().store(ContainerState.STORE))).isEqualTo(Map.of(
-          hexOf("02 00000001 00000001 6b 00000001 2f 00000001 74 00000001 66"),
+          hexOf("03 314d c3db6dcc 00000001 6b 00000001 2f 00000001 74 00000001 66"),
           hexOf("ffffffffffffffff 0000000000000005")));
     }
   }
@@ -249,7 +275,7 @@ class CellLayoutTest {
 
   @Test
   void timerIndexKeys_roundTripAndSortByTimestampFirstAsUnsignedBytes() {
-    byte[] prefix = CellLayout.timerPrefix(OPERATOR);
+    byte[] prefix = CellLayout.timerIndexPrefix(OPERATOR, 0);
     List<byte[]> keys = new ArrayList<>();
     for (long ts : TIMESTAMPS) {
       // a larger key must not sort a timer before an earlier one
@@ -305,9 +331,10 @@ class CellLayoutTest {
 
   @Test
   void unknownFormatVersionIsRejected() {
-    byte[] key = CellLayout.timerIndexKey(CellLayout.timerPrefix(OPERATOR), 0, KEY, NS, bytes("74"), new byte[0]);
+    byte[] key = CellLayout.timerIndexKey(CellLayout.timerIndexPrefix(OPERATOR, 0), 0, KEY, NS, bytes("74"),
+        new byte[0]);
     key[0] = 1;
-    assertThatThrownBy(() -> CellLayout.decodeTimerIndexKey(key, 5))
+    assertThatThrownBy(() -> CellLayout.decodeTimerIndexKey(key, CellLayout.TIMER_INDEX_PREFIX_BYTES))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("format version 1");
   }
 }

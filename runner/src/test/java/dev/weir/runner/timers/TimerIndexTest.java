@@ -27,7 +27,7 @@ class TimerIndexTest {
   @Test
   void firesEveryTimerInTimestampOrderWithASmallHeapAcrossResetsAndDeletes() {
     try (ContainerState state = ContainerState.inMemory(64)) {
-      TimerIndex index = new TimerIndex(state, GlobalWindow.Coder.INSTANCE, 8);
+      TimerIndex index = new TimerIndex(state, "step", 0, GlobalWindow.Coder.INSTANCE, 8);
       index.open(null);
       Random random = new Random(7);
       Map<String, Long> expected = new HashMap<>(); // "key/id" -> timestamp
@@ -62,7 +62,7 @@ class TimerIndexTest {
   @Test
   void pollBeforeStopsAtTheWatermark() {
     try (ContainerState state = ContainerState.inMemory(64)) {
-      TimerIndex index = new TimerIndex(state, GlobalWindow.Coder.INSTANCE, 2);
+      TimerIndex index = new TimerIndex(state, "step", 0, GlobalWindow.Coder.INSTANCE, 2);
       index.open(null);
       for (long ts = 10; ts > 0; ts--) {
         index.set(new byte[] {1}, timer("t" + ts, ts));
@@ -86,7 +86,7 @@ class TimerIndexTest {
   @Test
   void interleavedSetsAndFirings_matchASortedModel_whateverTheFloor() {
     try (ContainerState state = ContainerState.inMemory(64)) {
-      TimerIndex index = new TimerIndex(state, GlobalWindow.Coder.INSTANCE, 4);
+      TimerIndex index = new TimerIndex(state, "step", 0, GlobalWindow.Coder.INSTANCE, 4);
       index.open(null);
       Random random = new Random(11);
       java.util.TreeMap<String, Long> model = new java.util.TreeMap<>(); // "key/id" -> timestamp
@@ -134,7 +134,7 @@ class TimerIndexTest {
   @Test
   void orderedIndexWrites_waitForTheCommit_andTimersThatDieBeforeItNeverReachTheStore() {
     try (ContainerState state = ContainerState.inMemory(64)) {
-      TimerIndex index = new TimerIndex(state, GlobalWindow.Coder.INSTANCE, 4);
+      TimerIndex index = new TimerIndex(state, "step", 0, GlobalWindow.Coder.INSTANCE, 4);
       index.open(null);
       byte[] key = {1};
       index.set(key, timer("stored", 100));
@@ -165,7 +165,7 @@ class TimerIndexTest {
 
   /** The timers in the container's timer store, as "key/id" to timestamp (one index per state). */
   private static Map<String, Long> storedTimers(ContainerState state) {
-    int prefixLength = CellLayout.timerPrefix(new byte[4]).length;
+    int prefixLength = CellLayout.TIMER_INDEX_PREFIX_BYTES;
     Map<String, Long> stored = new java.util.TreeMap<>();
     try (var it = state.timerStore().all()) {
       while (it.hasNext()) {

@@ -76,15 +76,16 @@ abstract class KeyedOperator<K> implements Operator {
   }
 
   /**
-   * Takes the context and opens the timers over the container's state. Subclasses call it first
-   * in {@link #open}: it takes operator prefixes from the state, which must happen at the same point
-   * on every run so that committed state and timers are found again.
+   * Takes the context and opens the keys and timers over the container's state, under the ids of
+   * the operator's PTransform (so committed state and timers are found again). Subclasses call it
+   * first in {@link #open}.
    */
   protected final void openKeyed(OperatorContext context, Coder<? extends BoundedWindow> windowCoder) {
     this.context = context;
     keys.open(context.state(), context.stepName(), windowCoder);
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
-    timers.open(context.state(), windowCoder, this::keyOf, KeyedTimers.DEFAULT_HEAP_CAPACITY);
+    timers.open(context.state(), context.stepName(), context.partition(), windowCoder, this::keyOf,
+        KeyedTimers.DEFAULT_HEAP_CAPACITY);
     this.windowCoder = windowCoder;
     keys.holds().restore(context.restored().get(HOLDS_PART));
     timers.restoreProcessingTimers(context.restored().get(PROCESSING_TIMERS_PART), windowCoder, this::keyOf,

@@ -25,8 +25,8 @@ import org.apache.beam.sdk.util.CoderUtils;
  *
  * The task receives each element with its key already encoded by the upstream shuffle writer;
  * the encoded bytes identify the key (Beam groups by encoding). Per key there is a
- * {@link KeyContext} (key object, {@link CachedStateInternals} whose cell prefix, the operator's
- * prefix and the encoded key, is built once per key) in a bounded {@link KeyContexts} of recently
+ * {@link KeyContext} (key object, {@link CachedStateInternals} whose cell prefix, the key group,
+ * the operator's id and the encoded key, is built once per key) in a bounded {@link KeyContexts} of recently
  * used keys. Everything else about a key (state cells, timers in the store) lives in the store, so
  * a dropped context is rebuilt from the encoded key when the key is seen again
  * ({@link #get}) or one of its timers fires ({@link #decode}).
@@ -51,7 +51,8 @@ final class OperatorKeys<K> {
   private final WatermarkHolds holds = new WatermarkHolds();
   private final StateInternals currentState = new CurrentKeyState();
   private ContainerState state;
-  private byte[] operatorPrefix;
+  /** The operator's state id ({@link ContainerState#operatorId}). */
+  private byte[] operatorId;
   /** The operator's window coder: each key's state view finds window namespaces by it. */
   private Coder<? extends BoundedWindow> windowCoder;
   /** Encoded namespace names shared by every key's state; set in {@link #open}. */
@@ -65,15 +66,15 @@ final class OperatorKeys<K> {
   }
 
   /**
-   * Takes the operator's prefix from the container's state: call first in the operator's open, so
-   * that the prefix is the same on every run and committed state is found again.
+   * Takes the operator's state id from the container's state (derived from {@code stepName}, so
+   * the same on every run: committed state is found again).
    */
   void open(ContainerState state, String stepName, Coder<? extends BoundedWindow> windowCoder) {
     this.windowCoder = windowCoder;
     this.names = new NamespaceNames(windowCoder);
     this.state = state;
     this.stepName = stepName;
-    this.operatorPrefix = state.newOperatorPrefix();
+    this.operatorId = state.operatorId(stepName, "state");
   }
 
   /** The container's state (storage and object cache). */
@@ -118,7 +119,8 @@ final class OperatorKeys<K> {
 
   private KeyContext<K> newKey(K key, ByteKey id) {
     KeyContext<K> context = new KeyContext<>(key, id,
-        new CachedStateInternals(key, id.bytes(), operatorPrefix, state.store(), holds, windowCoder, names));
+        new CachedStateInternals(key, id.bytes(), state.keyGroups().keyGroupOf(id.bytes()), operatorId, state.store(),
+            holds, windowCoder, names));
     contexts.put(context);
     return context;
   }
