@@ -52,6 +52,24 @@ public final class WeirPipelineResult implements PipelineResult {
     default List<RunLoopMetrics.Snapshot> runLoopMetrics() {
       return List.of();
     }
+
+    /**
+     * Stops the job with a savepoint; see {@link WeirPipelineResult#stopWithSavepoint}.
+     *
+     * @throws UnsupportedOperationException where the environment cannot (the default)
+     */
+    default java.nio.file.Path stopWithSavepoint(long timeoutMs) throws Exception {
+      throw new UnsupportedOperationException("stop with a savepoint is not supported on this execution environment");
+    }
+
+    /**
+     * Drains the job; see {@link WeirPipelineResult#drain}.
+     *
+     * @throws UnsupportedOperationException where the environment cannot (the default)
+     */
+    default void drain() {
+      throw new UnsupportedOperationException("drain is not supported on this execution environment");
+    }
   }
 
   private final Handle executor;
@@ -81,6 +99,16 @@ public final class WeirPipelineResult implements PipelineResult {
       @Override
       public List<RunLoopMetrics.Snapshot> runLoopMetrics() {
         return executor.runLoopMetrics();
+      }
+
+      @Override
+      public java.nio.file.Path stopWithSavepoint(long timeoutMs) throws Exception {
+        return executor.stopWithSavepoint(timeoutMs);
+      }
+
+      @Override
+      public void drain() {
+        executor.drain();
       }
     });
   }
@@ -116,6 +144,36 @@ public final class WeirPipelineResult implements PipelineResult {
    */
   public List<RunLoopMetrics.Snapshot> runLoopMetrics() {
     return executor.runLoopMetrics();
+  }
+
+  /**
+   * Stops the job with a savepoint: a checkpoint is taken now, and once it is complete the job
+   * ends ({@link State#CANCELLED}); started again with the same {@code --jobName} and
+   * {@code --stateDirectory}, it resumes exactly there, with every element before the savepoint
+   * processed once. Flink's {@code stop --savepointPath} is the anchor. Any thread.
+   *
+   * @param timeout how long to wait for the savepoint
+   * @return the savepoint's directory ({@code <stateDirectory>/<jobName>/checkpoints/chk-<id>})
+   * @throws IllegalStateException if the job takes no checkpoints (a batch job, the memory backend,
+   *     {@code --checkpointingIntervalMs=0}, a {@code TestStream}) or ended first
+   * @throws java.util.concurrent.TimeoutException if no checkpoint completed in time; the stop stays
+   *     requested, and the job stops at the next checkpoint that completes
+   * @throws UnsupportedOperationException on an execution environment without it (Samza)
+   */
+  public java.nio.file.Path stopWithSavepoint(Duration timeout) throws Exception {
+    return executor.stopWithSavepoint(timeout.getMillis());
+  }
+
+  /**
+   * Drains the job, as Beam defines drain: its sources read nothing more and end, watermarks advance
+   * to the end of time, every window and timer fires, and the job then ends {@link State#DONE}.
+   * Returns at once; {@link #waitUntilFinish} waits for the end. A splittable DoFn that never ends
+   * (an unbounded read through a splittable DoFn) keeps a drained job running. Any thread.
+   *
+   * @throws UnsupportedOperationException on an execution environment without it (Samza)
+   */
+  public void drain() {
+    executor.drain();
   }
 
   /** Stops all containers within about a second and closes every task. */

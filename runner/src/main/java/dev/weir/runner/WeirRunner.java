@@ -1,5 +1,6 @@
 package dev.weir.runner;
 
+import dev.weir.runner.checkpoint.JobRestore;
 import dev.weir.runner.executor.JobExecutor;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.PipelineTranslator;
@@ -70,11 +71,13 @@ public final class WeirRunner extends PipelineRunner<WeirPipelineResult> {
   @Override
   public WeirPipelineResult run(Pipeline pipeline) {
     BeamVersionCheck.check();
-    WeirSettings settings = WeirSettings.from(options);
-    LOG.debug("Weir settings: {}", settings.describe());
-    ExecutionEnvironmentProvider environment = settings.executionEnvironment().isSamza()
-        ? ExecutionEnvironmentProvider.find(settings.executionEnvironment(), WeirRunner.class.getClassLoader())
+    WeirSettings checked = WeirSettings.from(options);
+    LOG.debug("Weir settings: {}", checked.describe());
+    ExecutionEnvironmentProvider environment = checked.executionEnvironment().isSamza()
+        ? ExecutionEnvironmentProvider.find(checked.executionEnvironment(), WeirRunner.class.getClassLoader())
         : null;
+    // A job resuming a checkpoint taken at another parallelism splits its sources as that job did.
+    WeirSettings settings = environment == null ? JobRestore.withResumedSourceParallelism(checked) : checked;
     JobPlan plan = translate(pipeline, settings);
     LOG.info("{}", plan.describe());
     if (LOG.isDebugEnabled()) {

@@ -67,13 +67,15 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param samzaConfig the user's Samza config ({@code --samzaConfig} file, then
  *     {@code --samzaConfigOverride}), checked by {@link SamzaUserConfig}; empty for
  *     {@link ExecutionEnvironment#EMBEDDED}
+ * @param sourceParallelism the number of splits sources are asked for: {@code --parallelism}, or
+ *     that of the checkpoint a job resumes ({@link #withSourceParallelism})
  */
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, KeyGroups keyGroups, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize, long objectCacheBytes,
     boolean backgroundSealing, boolean metricsEnabled, long metricsLogIntervalMs, MetricsHttp metricsHttp,
     boolean enforceEncodability, Checkpointing checkpointing, Concurrency concurrency,
-    ExecutionEnvironment executionEnvironment, Map<String, String> samzaConfig) {
+    ExecutionEnvironment executionEnvironment, Map<String, String> samzaConfig, int sourceParallelism) {
 
   /** The largest {@code --containerThreadPoolSize}. */
   public static final int MAX_THREAD_POOL_SIZE = 10_000;
@@ -207,7 +209,20 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
     return new WeirSettings(options, parallelism, new KeyGroups(maxParallelism), containers, maxBundleSize, maxBundleTimeMs, backend,
         stateDirectory, objectCacheSize, objectCacheBytes, options.getBackgroundSealing(), options.getMetricsEnabled(), metricsLogIntervalMs,
         metricsHttp, options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain),
-        concurrency, environment, samzaConfig);
+        concurrency, environment, samzaConfig, parallelism);
+  }
+
+  /**
+   * These settings with sources split for {@code sourceParallelism} partitions instead of
+   * {@code --parallelism}: a job resuming a checkpoint taken at another parallelism splits its
+   * sources as that job did, so that every split finds its position again
+   * ({@code checkpoint.JobRestore#sourceParallelismOf}).
+   */
+  public WeirSettings withSourceParallelism(int sourceParallelism) {
+    return new WeirSettings(pipelineOptions, parallelism, keyGroups, containers, maxBundleSize, maxBundleTimeMs,
+        stateBackend, stateDirectory, objectCacheSize, objectCacheBytes, backgroundSealing, metricsEnabled,
+        metricsLogIntervalMs, metricsHttp, enforceEncodability, checkpointing, concurrency, executionEnvironment,
+        samzaConfig, sourceParallelism);
   }
 
   /** The object cache's bounds per container: {@code --objectCacheSize} entries and {@code --objectCacheBytes}. */

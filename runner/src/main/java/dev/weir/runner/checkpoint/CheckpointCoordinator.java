@@ -46,6 +46,16 @@ import org.slf4j.LoggerFactory;
  * waits for a side input that only the paused sources can complete) skips that checkpoint with a
  * warning and tries again one interval later.
  *
+ * <h2>Stop with a savepoint</h2>
+ *
+ * {@link #requestStop()} makes a checkpoint due at once; when one completes after the request, the
+ * phase becomes {@link Phase#STOPPED} instead of {@code RUNNING}: sources and processing-time
+ * timers stay paused (so nothing moves: the job was quiescent), no further checkpoint starts, and
+ * the request's future completes with the checkpoint's id, the <em>savepoint</em>, for the caller
+ * to end the job. An attempt that is skipped or fails is retried at once. (Flink's
+ * stop-with-savepoint is the anchor; here the savepoint is an ordinary complete checkpoint, the
+ * newest, so a restart under the same name resumes from it.)
+ *
  * <p>Containers whose tasks are all done keep taking part (their state belongs to every later
  * checkpoint), so a container leaves only when the job ends, fails or is cancelled
  * ({@link #leave}).
@@ -73,7 +83,12 @@ public final class CheckpointCoordinator {
     /** Sources paused; containers drain and wait until all are quiet. */
     PAUSING,
     /** The job is quiescent; every container writes its part. */
-    SNAPSHOT
+    SNAPSHOT,
+    /**
+     * A stop's checkpoint completed ({@link #requestStop()}): the job stays quiescent, paused, until
+     * it is ended.
+     */
+    STOPPED
   }
 
   /** Writes the manifest of a checkpoint whose container parts are all written; returns its size in bytes. */
@@ -110,6 +125,10 @@ public final class CheckpointCoordinator {
   private long checkpointId;
   /** The checkpoints so far; replaced under the monitor, read from any thread. */
   private volatile CheckpointStats stats;
+  /** Whether a stop was requested ({@link #requestStop()}); under the monitor. */
+  private boolean stopRequested;
+  /** Completes with the stop's checkpoint id ({@link #requestStop()}). */
+  private final java.util.concurrent.CompletableFuture<Long> stopped = new java.util.concurrent.CompletableFuture<>();
   /** The time source, ns ({@link System#nanoTime()} but in tests). */
   private final LongSupplier nanoClock;
 
@@ -146,6 +165,22 @@ public final class CheckpointCoordinator {
     this.checkpointId = lastCheckpointId;
     this.nextDueNs = nanoClock.getAsLong() + intervalNs;
     this.stats = CheckpointStats.initial(lastCheckpointId);
+  }
+
+  /**
+   * Asks for a checkpoint now, after which the job stays paused ({@link Phase#STOPPED}); see the
+   * class comment. Any thread; idempotent.
+   *
+   * @return completes with the id of that checkpoint once it is complete (and its marks may be
+   *     finalized by the containers), or exceptionally if the job ends first ({@link #leave} of the
+   *     last container)
+   */
+  public synchronized java.util.concurrent.CompletableFuture<Long> requestStop() {
+    stopRequested = true;
+    if (phase == Phase.RUNNING) {
+      nextDueNs = nanoClock.getAsLong();
+    }
+    return stopped;
   }
 
   /** The current phase: one volatile read, for every run-loop pass. */
@@ -271,7 +306,13 @@ public final class CheckpointCoordinator {
       }
     } finally {
       lastSnapshotCompleted = completed;
-      resume(nanoClock.getAsLong());
+      if (completed && stopRequested) {
+        phase = Phase.STOPPED;
+        LOG.info("Checkpoint {} complete: the job is stopped there (a savepoint)", id);
+        stopped.complete(id);
+      } else {
+        resume(nanoClock.getAsLong());
+      }
       epoch++;
       notifyAll();
     }
@@ -279,7 +320,7 @@ public final class CheckpointCoordinator {
 
   private void resume(long nowNs) {
     phase = Phase.RUNNING;
-    nextDueNs = nowNs + intervalNs;
+    nextDueNs = stopRequested ? nowNs : nowNs + intervalNs; // a stop retries at once
   }
 
   /**
@@ -322,6 +363,10 @@ public final class CheckpointCoordinator {
       if (--snapshotsPending <= 0) {
         finishSnapshot(checkpointId);
       }
+    }
+    if (liveCount == 0 && !stopped.isDone()) {
+      stopped.completeExceptionally(new IllegalStateException("the job ended before a checkpoint to stop at "
+          + "completed"));
     }
     notifyAll();
   }

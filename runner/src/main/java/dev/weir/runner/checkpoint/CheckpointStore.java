@@ -87,9 +87,12 @@ public final class CheckpointStore {
    * @param plan the {@link PlanFingerprint} lines of the job that wrote it
    * @param containers containers whose storage it holds ({@code container-<n>} directories)
    * @param files every file under the checkpoint directory except the manifest
+   * @param sourceParallelism the number of splits the job asked its sources for (its
+   *     {@code --parallelism}, or that of the checkpoint it resumed): a job resuming this checkpoint
+   *     at another parallelism asks for as many, to find the same splits
    */
   public record Manifest(long id, String jobName, long createdAtMs, List<String> plan, int containers,
-      List<FileEntry> files) {
+      List<FileEntry> files, int sourceParallelism) {
     /** Total bytes of the checkpoint's files (hard-linked files count in full). */
     public long sizeBytes() {
       return files.stream().mapToLong(FileEntry::size).sum();
@@ -164,10 +167,19 @@ public final class CheckpointStore {
    *     (the checkpoint then stays incomplete; older ones are untouched)
    */
   public Manifest complete(long id, PlanFingerprint plan, int containers) {
+    return complete(id, plan, containers, 0);
+  }
+
+  /**
+   * As {@link #complete(long, PlanFingerprint, int)}, recording the number of splits the job asked
+   * its sources for ({@link Manifest#sourceParallelism}).
+   */
+  public Manifest complete(long id, PlanFingerprint plan, int containers, int sourceParallelism) {
     Path dir = directory(id);
     Manifest manifest;
     try {
-      manifest = new Manifest(id, jobName, System.currentTimeMillis(), plan.lines(), containers, listFiles(dir, true));
+      manifest = new Manifest(id, jobName, System.currentTimeMillis(), plan.lines(), containers, listFiles(dir, true),
+          sourceParallelism);
       Path tmp = dir.resolve(MANIFEST + ".tmp");
       Files.write(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(manifest));
       force(tmp, false);
@@ -220,8 +232,10 @@ public final class CheckpointStore {
 
   /**
    * As {@link #restoreLatest(PlanFingerprint, java.util.function.IntFunction)}, into a job of
-   * {@code containers} containers: a checkpoint written by as many is restored as files, one of
-   * another number through {@code rescale}, which re-addresses its entries.
+   * {@code containers} containers: a checkpoint of the same plan written by as many is restored as
+   * files; one of another number of containers, or of the same plan at another parallelism
+   * ({@link PlanFingerprint#firstDifferenceBesidesParallelism}), through {@code rescale}, which
+   * re-addresses its entries.
    *
    * @param containers the starting job's containers; -1 for the checkpoint's own number
    * @param rescale restores a checkpoint of another number of containers; null to refuse one
@@ -270,11 +284,14 @@ public final class CheckpointStore {
       }
       String difference = written.firstDifference(plan);
       if (difference != null) {
-        throw new IllegalStateException("Cannot restore checkpoint " + dir + ": it was written by a different "
-            + "pipeline or setting: " + difference + ". Start with --restoreMode=NONE to discard the checkpoints "
-            + "and start fresh, or give the job another --jobName");
+        String beyondRescale = rescale == null ? difference : written.firstDifferenceBesidesParallelism(plan);
+        if (beyondRescale != null) {
+          throw new IllegalStateException("Cannot restore checkpoint " + dir + ": it was written by a different "
+              + "pipeline or setting: " + beyondRescale + ". Start with --restoreMode=NONE to discard the "
+              + "checkpoints and start fresh, or give the job another --jobName");
+        }
       }
-      if (containers < 0 || containers == manifest.containers()) {
+      if (difference == null && (containers < 0 || containers == manifest.containers())) {
         for (int c = 0; c < manifest.containers(); c++) {
           copyPart(dir, c, working.apply(c));
         }
@@ -283,7 +300,8 @@ public final class CheckpointStore {
             root.resolveSibling("rescale-scratch"), working);
       } else {
         throw new IllegalStateException("Cannot restore checkpoint " + dir + " of " + manifest.containers()
-            + " containers into " + containers);
+            + " containers into " + containers + " (" + (difference == null ? "" : difference + "; ")
+            + "no rescaling here)");
       }
       return new Restored(manifest, dir);
     }
@@ -293,6 +311,27 @@ public final class CheckpointStore {
           + "start fresh");
     }
     return null;
+  }
+
+  /**
+   * The {@link Manifest#sourceParallelism} of the newest complete checkpoint under {@code jobDirectory}
+   * whose manifest can be read, or 0 if there is none (or it recorded none). Reads only: safe
+   * before the job takes its directory's lock.
+   */
+  public static int newestSourceParallelism(Path jobDirectory) {
+    CheckpointStore store = new CheckpointStore(jobDirectory, "", 1);
+    List<Long> ids = store.ids();
+    for (int i = ids.size() - 1; i >= 0; i--) {
+      Path manifest = store.directory(ids.get(i)).resolve(MANIFEST);
+      if (Files.exists(manifest)) {
+        try {
+          return JSON.readValue(manifest.toFile(), Manifest.class).sourceParallelism();
+        } catch (IOException e) {
+          // damaged: the restore itself names it; an older one may be taken
+        }
+      }
+    }
+    return 0;
   }
 
   /** Deletes every checkpoint (for {@code --restoreMode=NONE}). */

@@ -35,6 +35,9 @@ import org.slf4j.LoggerFactory;
 @Internal
 public final class JobRestore {
   private static final Logger LOG = LoggerFactory.getLogger(JobRestore.class);
+  /** Beam's default job name ({@code JobNameFactory}): {@code <app>-<user>-<MMddHHmmss>-<8 hex digits>}. */
+  private static final java.util.regex.Pattern BEAM_DEFAULT_JOB_NAME =
+      java.util.regex.Pattern.compile(".*-\\d{10}-[0-9a-f]{8}");
 
   /** The job's state directory, or null (memory backend). */
   private final JobStateDirectory directory;
@@ -46,11 +49,14 @@ public final class JobRestore {
   private final PlanFingerprint fingerprint;
   /** The job's containers, recorded in each manifest. */
   private final int containers;
+  /** The number of splits the job asked its sources for, recorded in each manifest. */
+  private final int sourceParallelism;
   /** The last checkpoint whose directory was created (by the first container to write its part). */
   private long preparedCheckpoint;
 
   private JobRestore(JobStateDirectory directory, CheckpointStore store, long restoredId, PlanFingerprint fingerprint,
-      int containers) {
+      int containers, int sourceParallelism) {
+    this.sourceParallelism = sourceParallelism;
     this.fingerprint = fingerprint;
     this.containers = containers;
     this.directory = directory;
@@ -59,26 +65,52 @@ public final class JobRestore {
   }
 
   /**
+   * {@code settings} for the translation of a job that may resume a checkpoint: with sources split
+   * as the checkpoint's job split them, if it recorded another number
+   * ({@link CheckpointStore.Manifest#sourceParallelism}), so that a job restarted at another
+   * {@code --parallelism} finds the same splits and their positions; else {@code settings}.
+   * Only a streaming job on RocksDB with checkpoints and {@code --restoreMode=LATEST} resumes.
+   */
+  public static WeirSettings withResumedSourceParallelism(WeirSettings settings) {
+    if (settings.stateBackend() != StateBackend.ROCKSDB || !settings.checkpointing().enabled()
+        || settings.checkpointing().restoreMode() != WeirPipelineOptions.RestoreMode.LATEST) {
+      return settings;
+    }
+    Path jobDirectory = settings.stateDirectory().resolve(
+        JobStateDirectory.directoryName(settings.pipelineOptions().getJobName()));
+    int recorded = CheckpointStore.newestSourceParallelism(jobDirectory);
+    if (recorded <= 0 || recorded == settings.sourceParallelism()) {
+      return settings;
+    }
+    LOG.info("Weir job {}: sources split for {} partitions, as in the checkpoint it resumes (--parallelism={} "
+        + "applies to keyed stages)", settings.pipelineOptions().getJobName(), recorded, settings.parallelism());
+    return settings.withSourceParallelism(recorded);
+  }
+
+  /**
    * Opens the state of a job of {@code containers} containers, as the class comment describes.
    *
+   * @param taskParts deals the tasks' heap parts out if the checkpoint was taken at another
+   *     parallelism or on another number of containers ({@link RescaledRestore})
    * @throws IllegalStateException if a running job holds the directory (naming path and pid), or
    *     the checkpoint cannot be restored (another plan: naming the first difference; every
    *     checkpoint damaged: naming them)
    */
-  public static JobRestore open(JobPlan plan, WeirSettings settings, int containers) {
+  public static JobRestore open(JobPlan plan, WeirSettings settings, int containers,
+      RescaledRestore.TaskParts taskParts) {
     String jobName = settings.pipelineOptions().getJobName();
     boolean streaming = settings.pipelineOptions().as(StreamingOptions.class).isStreaming()
         || plan.readsUnboundedSource();
     if (settings.stateBackend() != StateBackend.ROCKSDB) {
       LOG.info("Weir job {}: state on the heap (--stateBackend={}); not restorable after a crash or a restart",
           jobName, settings.stateBackend().optionValue());
-      return new JobRestore(null, null, 0, null, containers);
+      return new JobRestore(null, null, 0, null, containers, settings.sourceParallelism());
     }
     if (!streaming) {
       JobStateDirectory temporary = JobStateDirectory.openTemporary(settings.stateDirectory());
       LOG.info("Weir job {}: batch job, state in {} (deleted at the end); after a crash a batch job starts over",
           jobName, temporary.directory());
-      return new JobRestore(temporary, null, 0, null, containers);
+      return new JobRestore(temporary, null, 0, null, containers, settings.sourceParallelism());
     }
     JobStateDirectory durable = JobStateDirectory.openDurable(settings.stateDirectory(), jobName);
     WeirSettings.Checkpointing checkpointing = settings.checkpointing();
@@ -86,7 +118,7 @@ public final class JobRestore {
       LOG.info("Weir job {}: streaming job, state in {} (kept after a failure or cancel); NOT restorable: {}, "
           + "so state left by an earlier run under this name was wiped", jobName, durable.directory(),
           plan.hasTestStream() ? "a job reading a TestStream takes no checkpoints" : "--checkpointingIntervalMs=0");
-      return new JobRestore(durable, null, 0, null, containers);
+      return new JobRestore(durable, null, 0, null, containers, settings.sourceParallelism());
     }
     try {
       CheckpointStore store = new CheckpointStore(durable.directory(), jobName, checkpointing.retain());
@@ -98,7 +130,7 @@ public final class JobRestore {
         restored = "no checkpoint (--restoreMode=NONE: checkpoints of an earlier run deleted)";
       } else {
         CheckpointStore.Restored latest = store.restoreLatest(fingerprint, containers,
-            durable::containerDirectory, new RescaledRestore(plan, containers, settings.keyGroups()));
+            durable::containerDirectory, new RescaledRestore(plan, containers, settings.keyGroups(), taskParts));
         if (latest == null) {
           restored = "no checkpoint to restore, starting fresh";
         } else {
@@ -111,7 +143,12 @@ public final class JobRestore {
       LOG.info("Weir job {}: streaming job, restorable: checkpoints every {} ms in {} (the newest {} kept); {}. "
           + "Beam's default --jobName changes on every run: set --jobName to resume a job after a restart",
           jobName, checkpointing.intervalMs(), store.root(), checkpointing.retain(), restored);
-      return new JobRestore(durable, store, restoredId, fingerprint, containers);
+      if (BEAM_DEFAULT_JOB_NAME.matcher(jobName).matches()) {
+        LOG.warn("Weir job {}: --jobName is Beam's default, which changes on every run: no later run will resume "
+            + "this job's checkpoints, and {} stays after a failure or stop until removed (bin/weir state list, "
+            + "bin/weir state remove). Set --jobName to make the job resumable", jobName, durable.directory());
+      }
+      return new JobRestore(durable, store, restoredId, fingerprint, containers, settings.sourceParallelism());
     } catch (RuntimeException e) {
       durable.close(false);
       throw e;
@@ -149,7 +186,7 @@ public final class JobRestore {
     if (store == null) {
       throw new IllegalStateException("the job takes no checkpoints");
     }
-    return store.complete(id, fingerprint, containers).sizeBytes();
+    return store.complete(id, fingerprint, containers, sourceParallelism).sizeBytes();
   }
 
   /**

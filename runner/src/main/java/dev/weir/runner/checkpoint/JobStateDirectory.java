@@ -121,6 +121,11 @@ public final class JobStateDirectory implements AutoCloseable {
     }
   }
 
+  /** Whether a job of this JVM holds {@code directory} (checked without opening its lock file). */
+  static boolean heldByThisJvm(Path directory) {
+    return HELD.contains(directory.toAbsolutePath().normalize());
+  }
+
   private static IllegalStateException inUse(Path directory, Path lockPath, String holder) {
     return new IllegalStateException("The state directory " + directory + " is in use by another Weir job (lock "
         + "file " + lockPath + " held by process " + holder + "); give this job another --jobName or "

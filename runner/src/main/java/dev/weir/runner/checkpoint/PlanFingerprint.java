@@ -81,9 +81,36 @@ public record PlanFingerprint(List<String> lines) {
    * the job being started ({@code now}), as a sentence; null if they are equal.
    */
   public String firstDifference(PlanFingerprint now) {
+    return firstDifference(now, false);
+  }
+
+  /**
+   * As {@link #firstDifference(PlanFingerprint)}, but blind to the partitions of stages without a
+   * source and of streams (producers and partitions): the differences a restore at another
+   * {@code --parallelism} may have ({@link RescaledRestore}). Source stages must keep their
+   * splits: their positions are per split.
+   */
+  public String firstDifferenceBesidesParallelism(PlanFingerprint now) {
+    return firstDifference(now, true);
+  }
+
+  /** A line with the partition counts a rescale may change masked. */
+  private static String masked(String line) {
+    if (line.startsWith("stage ") && !line.contains(" source ")) {
+      return line.replaceFirst("^(stage \\S+ x )\\d+", "$1*");
+    }
+    if (line.startsWith("stream ")) {
+      return line.replaceFirst("^(stream \\S+ \\S+ )\\d+ -> \\d+", "$1* -> *");
+    }
+    return line;
+  }
+
+  private String firstDifference(PlanFingerprint now, boolean maskParallelism) {
     int n = Math.min(lines.size(), now.lines.size());
     for (int i = 0; i < n; i++) {
-      if (!lines.get(i).equals(now.lines.get(i))) {
+      boolean equal = maskParallelism ? masked(lines.get(i)).equals(masked(now.lines.get(i)))
+          : lines.get(i).equals(now.lines.get(i));
+      if (!equal) {
         return "the checkpoint has '" + lines.get(i).strip() + "' where the job has '" + now.lines.get(i).strip() + "'";
       }
     }

@@ -3,6 +3,7 @@ package dev.weir.runner.checkpoint;
 import dev.weir.runner.state.CellLayout;
 import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.KeyGroups;
+import dev.weir.runner.state.WatermarkHolds;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.StagePlan;
@@ -27,9 +28,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Restores a checkpoint into a job that runs its tasks on another number of containers than the
- * job that wrote it: every stored entry is read from the checkpoint's container stores and written
- * into the store of the container that now runs its task.
+ * Restores a checkpoint into a job that runs on another number of containers, or at another
+ * {@code --parallelism} (keyed stages with another number of partitions), than the job that wrote
+ * it: every stored entry is read from the checkpoint's container stores and written into the store
+ * of the container that now runs the task owning it, and the tasks' heap parts are dealt out anew.
  *
  * <h2>Why entries can be routed</h2>
  *
@@ -40,9 +42,14 @@ import org.slf4j.LoggerFactory;
  * PTransform is in one stage), the key group names the stage's partition
  * ({@link KeyGroups#partitionOf}), and the partition names the task and its container (tasks in
  * plan order, dealt out round-robin: {@code dev.weir.runner.executor.JobExecutor}). A timer index
- * key also carries the task's partition, re-derived here from its key. Each task's heap parts
- * ({@code task/<task>/...} commit metadata: watermarks, source positions, operators' snapshots)
- * go, whole, to the container that runs the task.
+ * key also carries the task's partition, re-derived here from its key.
+ *
+ * <h2>Heap parts</h2>
+ *
+ * The tasks' parts in the commit metadata (watermarks, source positions, metrics, operators'
+ * snapshots) are dealt out by the task layer ({@link TaskParts}), which knows their formats; this
+ * class hands it the watermark holds of keyed state, rebuilt from the stores' hold cells (their own
+ * cell kind, {@link CellLayout#holdOfCell}) per new task.
  *
  * <p>The same routing with equal counts reproduces the checkpoint's stores; it is used only when
  * the counts differ, because a checkpoint's stores are otherwise restored as files
@@ -64,9 +71,8 @@ import org.slf4j.LoggerFactory;
  * naming it ({@link IllegalStateException}); I/O failures name the path.
  */
 @Internal
-final class RescaledRestore {
+public final class RescaledRestore {
   private static final Logger LOG = LoggerFactory.getLogger(RescaledRestore.class);
-  private static final String TASK_PREFIX = "task/";
 
   private final KeyGroups keyGroups;
   private final int containers;
@@ -76,18 +82,43 @@ final class RescaledRestore {
   private final int[] partitions;
   /** Per stage index: the plan-order index of its partition 0's task. */
   private final int[] firstTask;
-  /** Plan-order index of every task, by task name. */
-  private final Map<String, Integer> taskIndex = new HashMap<>();
+  /** Per stage index, the node index of each PTransform's state id: where its holds part goes. */
+  private final List<Map<Integer, Integer>> nodeOfStateId = new ArrayList<>();
+  /** Watermark holds of keyed state, rebuilt from hold cells: by (stage, partition, node). */
+  private final Map<List<Integer>, WatermarkHolds> holds = new HashMap<>();
+  private final TaskParts taskParts;
+
+  /**
+   * Deals a checkpoint's task parts (commit metadata {@code task/<task>/...}) out to the tasks of
+   * the restored job; implemented by the task layer, which knows the parts' formats
+   * ({@code task.RescaledTaskParts}).
+   */
+  @FunctionalInterface
+  public interface TaskParts {
+    /**
+     * @param committed every old container's commit metadata, merged
+     * @param holds the watermark holds of keyed state, rebuilt from the stores' hold cells, by
+     *     (stage index, new partition, node index)
+     * @param containerOf the container that runs a (stage index, partition)'s task
+     * @param metadata per new container, the metadata it commits: filled in here
+     * @return the stages restored at another number of partitions, as {@code name old -> new}
+     * @throws IllegalStateException naming the checkpoint's part that cannot be dealt out
+     */
+    List<String> route(Map<String, byte[]> committed, Map<List<Integer>, WatermarkHolds> holds,
+        java.util.function.IntBinaryOperator containerOf, List<Map<String, byte[]>> metadata);
+  }
 
   /**
    * @param plan the starting job's plan
    * @param containers the starting job's containers
    * @param keyGroups the job's key groups (equal to the checkpoint's: the fingerprint says so)
+   * @param taskParts deals the tasks' heap parts out
    * @throws IllegalStateException if two PTransforms of the plan have the same state id
    */
-  RescaledRestore(JobPlan plan, int containers, KeyGroups keyGroups) {
+  RescaledRestore(JobPlan plan, int containers, KeyGroups keyGroups, TaskParts taskParts) {
     this.keyGroups = keyGroups;
     this.containers = containers;
+    this.taskParts = taskParts;
     List<StagePlan> stages = plan.stages();
     this.partitions = new int[stages.size()];
     this.firstTask = new int[stages.size()];
@@ -97,9 +128,8 @@ final class RescaledRestore {
       StagePlan stage = stages.get(s);
       partitions[s] = stage.partitions();
       firstTask[s] = task;
-      for (int p = 0; p < stage.partitions(); p++) {
-        taskIndex.put(JobPlan.taskName(stage, p), task++);
-      }
+      task += stage.partitions();
+      nodeOfStateId.add(new HashMap<>());
       for (NodeSpec node : stage.nodes()) {
         for (String space : CellLayout.OPERATOR_SPACES) {
           int id = CellLayout.operatorIdValue(node.stepName(), space);
@@ -111,6 +141,7 @@ final class RescaledRestore {
           }
           stageOfOperator.put(id, s);
         }
+        nodeOfStateId.get(s).put(CellLayout.operatorIdValue(node.stepName(), "state"), node.index());
       }
     }
   }
@@ -130,6 +161,8 @@ final class RescaledRestore {
     long t0 = System.nanoTime();
     List<StateStorage> targets = new ArrayList<>(containers);
     List<Map<String, byte[]>> metadata = new ArrayList<>(containers);
+    List<String> rescaledStages = List.of();
+    Map<String, byte[]> oldMetadata = new LinkedHashMap<>();
     long entries = 0;
     try {
       for (int c = 0; c < containers; c++) {
@@ -147,10 +180,12 @@ final class RescaledRestore {
             RocksDbSettings.defaults().withWriteAheadLog(false).withStagedWrites(false))) {
           entries += routeStore(source, ContainerState.STORE, targets, checkpoint, false);
           entries += routeStore(source, ContainerState.TIMER_STORE, targets, checkpoint, true);
-          routeMetadata(source.committedMetadata(), metadata);
+          oldMetadata.putAll(source.committedMetadata());
         }
         CheckpointStore.deleteTree(part);
       }
+      rescaledStages = taskParts.route(oldMetadata, holds,
+          (stage, partition) -> (firstTask[stage] + partition) % containers, metadata);
       for (int c = 0; c < containers; c++) {
         targets.get(c).commit(metadata.get(c));
       }
@@ -167,8 +202,10 @@ final class RescaledRestore {
         LOG.warn("Cannot delete the scratch directory {} of a rescaled restore", scratch, e);
       }
     }
-    LOG.info("Restored checkpoint {} of {} container(s) into {} container(s): {} entries re-addressed in {} ms",
-        checkpoint, oldContainers, containers, entries, (System.nanoTime() - t0) / 1_000_000);
+    LOG.info("Restored checkpoint {} of {} container(s) into {} container(s){}: {} entries re-addressed in {} ms",
+        checkpoint, oldContainers, containers,
+        rescaledStages.isEmpty() ? "" : ", partitions " + String.join(", ", rescaledStages), entries,
+        (System.nanoTime() - t0) / 1_000_000);
   }
 
   /** Links or copies one old container's part of the checkpoint into a directory. */
@@ -206,8 +243,15 @@ final class RescaledRestore {
             key = CellLayout.withTimerIndexPartition(key, partition);
           }
         } else {
-          stage = stageOf(CellLayout.operatorOfCell(key), name, checkpoint);
+          int operator = CellLayout.operatorOfCell(key);
+          stage = stageOf(operator, name, checkpoint);
           partition = keyGroups.partitionOf(CellLayout.keyGroupOfCell(key), partitions[stage]);
+          long hold = CellLayout.holdOfCell(key, e.getValue());
+          Integer node = nodeOfStateId.get(stage).get(operator);
+          if (hold != Long.MIN_VALUE && node != null) {
+            holds.computeIfAbsent(List.of(stage, partition, node), k -> new WatermarkHolds())
+                .replace(null, new org.joda.time.Instant(hold));
+          }
         }
         to.get((firstTask[stage] + partition) % containers).put(key, e.getValue());
         n++;
@@ -223,26 +267,5 @@ final class RescaledRestore {
           + " holds state of a PTransform (id " + Integer.toHexString(operator) + ") the job does not have");
     }
     return stage;
-  }
-
-  /** Each task's parts to the container running it; container-wide entries to every container. */
-  private void routeMetadata(Map<String, byte[]> committed, List<Map<String, byte[]>> metadata) {
-    for (Map.Entry<String, byte[]> e : committed.entrySet()) {
-      String key = e.getKey();
-      if (!key.startsWith(TASK_PREFIX)) {
-        for (Map<String, byte[]> m : metadata) {
-          m.putIfAbsent(key, e.getValue());
-        }
-        continue;
-      }
-      int end = key.indexOf('/', TASK_PREFIX.length());
-      String task = end < 0 ? key.substring(TASK_PREFIX.length()) : key.substring(TASK_PREFIX.length(), end);
-      Integer index = taskIndex.get(task);
-      if (index == null) {
-        throw new IllegalStateException("Cannot restore the checkpoint's part of task " + task
-            + ", which the job does not have");
-      }
-      metadata.get(index % containers).put(key, e.getValue());
-    }
   }
 }

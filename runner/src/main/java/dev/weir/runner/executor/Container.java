@@ -230,6 +230,18 @@ final class Container implements Runnable, ContainerStatus, FailureCoordinator.S
     return commit == null ? null : commit.state().cache().stats();
   }
 
+  /**
+   * Drains the container's source splits ({@link StageTask#drainSources}), through its mailbox: on
+   * the loop thread, at its next iteration. Any thread.
+   */
+  void drain() {
+    mailbox.put(() -> {
+      for (StageTask task : tasks) {
+        task.drainSources();
+      }
+    });
+  }
+
   /** Asks the loop to end at its next iteration. Any thread. */
   @Override
   public void stop() {

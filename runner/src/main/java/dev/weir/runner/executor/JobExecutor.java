@@ -9,6 +9,7 @@ import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.monitoring.JobMonitoring;
 import dev.weir.runner.monitoring.StreamStatus;
 import dev.weir.runner.stream.InProcessStream;
+import dev.weir.runner.task.RescaledTaskParts;
 import dev.weir.runner.task.StageTask;
 import dev.weir.runner.task.WeirTaskFactory;
 import dev.weir.runner.time.JobClock;
@@ -24,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.beam.sdk.annotations.Internal;
@@ -122,7 +125,7 @@ public final class JobExecutor {
       sealers.startThreads(dedicatedSealers(Runtime.getRuntime().availableProcessors(), containerCount),
           "weir-state-sealer");
     }
-    restore = JobRestore.open(plan, settings, containerCount);
+    restore = JobRestore.open(plan, settings, containerCount, new RescaledTaskParts(plan));
     List<StreamStatus> streamStatuses = new ArrayList<>();
     try {
       // A test stream controls time: a manual clock, and quiescence tracking so that it can wait
@@ -163,7 +166,17 @@ public final class JobExecutor {
     }
     failures.setContainers(containers);
     monitoring = new JobMonitoring(plan, settings, List.copyOf(containers), List.copyOf(streamStatuses), metrics,
-        this::checkpointStats);
+        this::checkpointStats, new JobMonitoring.Stopper() {
+          @Override
+          public Path stopWithSavepoint(long timeoutMs) throws Exception {
+            return JobExecutor.this.stopWithSavepoint(timeoutMs);
+          }
+
+          @Override
+          public void drain() {
+            JobExecutor.this.drain();
+          }
+        });
     try {
       monitoring.start();
     } catch (RuntimeException e) {
@@ -181,6 +194,9 @@ public final class JobExecutor {
         plan.stages().stream().map(s -> s.name() + " x " + s.partitions()).collect(Collectors.joining(", ")),
         tasks.size(), containers.size(), settings.stateBackend().optionValue(),
         directory != null ? " in " + directory.toAbsolutePath() : " (no directory)");
+    if (checkpoints != null) {
+      StopSignals.register(this); // SIGTERM and Ctrl-C stop the job with a savepoint; unregistered at its end
+    }
     for (Thread thread : threads) {
       thread.start();
     }
@@ -225,6 +241,65 @@ public final class JobExecutor {
       result.add(container.runLoop());
     }
     return result;
+  }
+
+  /**
+   * Drains the job, as Beam defines it: its sources read nothing more and end, watermarks advance to
+   * the end of time, every window and timer fires, and the job then ends normally ({@code DONE},
+   * its state directory deleted). Returns at once; {@link #completion()} completes when the drain is
+   * done. A splittable DoFn that never ends (an unbounded read through a splittable DoFn) keeps a
+   * drained job running. Any thread; idempotent.
+   */
+  public void drain() {
+    LOG.info("Weir job {}: draining: sources stop, watermarks advance to the end of time, every window and timer "
+        + "fires, then the job ends", jobName());
+    for (Container container : containers) {
+      container.drain();
+    }
+  }
+
+  /** The job's name ({@code --jobName}). */
+  String jobName() {
+    return settings.pipelineOptions().getJobName();
+  }
+
+  /** {@code --checkpointingIntervalMs}. */
+  long checkpointIntervalMs() {
+    return settings.checkpointing().intervalMs();
+  }
+
+  /**
+   * Stops the job with a savepoint: a checkpoint taken now, after which the job ends as cancelled
+   * ({@link CheckpointCoordinator#requestStop()}); started again under the same {@code --jobName} and
+   * {@code --stateDirectory}, it resumes exactly there. Any thread.
+   *
+   * @param timeoutMs how long to wait for the checkpoint, ms
+   * @return the savepoint's directory ({@code <stateDirectory>/<jobName>/checkpoints/chk-<id>})
+   * @throws IllegalStateException if the job takes no checkpoints, or ended before the checkpoint
+   * @throws TimeoutException if no checkpoint completed within {@code timeoutMs}; the stop stays
+   *     requested (the job stops at the next checkpoint that completes)
+   */
+  public Path stopWithSavepoint(long timeoutMs) throws TimeoutException, InterruptedException {
+    CheckpointCoordinator coordinator = checkpoints;
+    if (coordinator == null) {
+      throw new IllegalStateException("Weir job " + settings.pipelineOptions().getJobName() + " takes no "
+          + "checkpoints (a batch job, --stateBackend=MEMORY, --checkpointingIntervalMs=0 or a TestStream), so it "
+          + "cannot stop with a savepoint; cancel it instead");
+    }
+    long id;
+    try {
+      id = coordinator.requestStop().get(timeoutMs, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("Weir job " + settings.pipelineOptions().getJobName()
+          + " could not stop with a savepoint: " + e.getCause().getMessage(), e.getCause());
+    }
+    Path savepoint = restore.store().directory(id);
+    LOG.info("Weir job {} stopped with a savepoint, checkpoint {} ({}): started again with the same --jobName and "
+        + "--stateDirectory, it resumes there", settings.pipelineOptions().getJobName(), id, savepoint);
+    completion.completeExceptionally(new CancellationException("stopped with a savepoint: " + savepoint));
+    failures.stopAll();
+    awaitThreads(TimeUnit.SECONDS.toMillis(1));
+    return savepoint;
   }
 
   /**
@@ -351,6 +426,7 @@ public final class JobExecutor {
     String jobName = settings.pipelineOptions().getJobName();
     CheckpointCoordinator c = checkpoints;
     if (c != null) {
+      StopSignals.unregister(this);
       LOG.info("Weir job {} checkpoints: {}", jobName, c.summary());
     }
     List<RunLoopMetrics.Snapshot> loops = runLoopMetrics();

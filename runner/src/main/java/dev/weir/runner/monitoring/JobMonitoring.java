@@ -89,9 +89,12 @@ public final class JobMonitoring implements AutoCloseable {
    * @param streams the job's streams between stages (back-pressure), in plan order
    * @param metrics the job's Beam metrics (one MBean per PTransform with user metrics on)
    * @param checkpointStats the job's checkpoint statistics ({@link CheckpointStats#NONE} if it takes none)
+   * @param stopper stops or drains the job (the job MBean's operations)
    */
   public JobMonitoring(JobPlan plan, WeirSettings settings, List<? extends ContainerStatus> containers,
-      List<? extends StreamStatus> streams, StepMetrics metrics, Supplier<CheckpointStats> checkpointStats) {
+      List<? extends StreamStatus> streams, StepMetrics metrics, Supplier<CheckpointStats> checkpointStats,
+      Stopper stopper) {
+    this.stopper = stopper;
     this.checkpointStats = checkpointStats;
     this.plan = plan;
     this.settings = settings;
@@ -347,7 +350,31 @@ public final class JobMonitoring implements AutoCloseable {
   }
 
 
+  /** Ends the job on an operator's request: the job MBean's operations. */
+  public interface Stopper {
+    /**
+     * @param timeoutMs how long to wait for the savepoint, ms
+     * @return the savepoint's directory
+     */
+    java.nio.file.Path stopWithSavepoint(long timeoutMs) throws Exception;
+
+    /** Drains the job ({@code executor.JobExecutor#drain}); returns at once. */
+    void drain();
+  }
+
+  private final Stopper stopper;
+
   private final class JobView implements WeirMXBeans.JobMXBean {
+    @Override
+    public String stopWithSavepoint(long timeoutMs) throws Exception {
+      return stopper.stopWithSavepoint(timeoutMs).toString();
+    }
+
+    @Override
+    public void drain() {
+      stopper.drain();
+    }
+
     @Override
     public long getCheckpointsCompleted() {
       return checkpointStats.get().completed();

@@ -44,6 +44,22 @@ public final class WeirMXBeans {
 
   /** The job as a whole. */
   public interface JobMXBean {
+    /**
+     * Operation: stops the job with a savepoint (a checkpoint taken now, after which the job ends;
+     * started again under the same name it resumes there), waiting up to {@code timeoutMs} ms.
+     *
+     * @return the savepoint's directory
+     * @throws Exception if the job takes no checkpoints, ended first, or no checkpoint completed in
+     *     time (the stop stays requested)
+     */
+    String stopWithSavepoint(long timeoutMs) throws Exception;
+
+    /**
+     * Operation: drains the job (its sources end, every window and timer fires, then it ends);
+     * returns at once.
+     */
+    void drain();
+
     /** Checkpoints completed (0 for a job without checkpoints: batch, --checkpointingIntervalMs=0, memory backend). */
     long getCheckpointsCompleted();
 

@@ -40,7 +40,7 @@ import org.apache.beam.sdk.values.WindowedValue;
 @Internal
 public final class SideInputPushback<E> {
   /** Snapshot part of the side inputs' contents. */
-  static final String PART = "side-inputs";
+  public static final String PART = "side-inputs";
   private final SideInputs sideInputs;
   private List<E> pushedBack = new ArrayList<>();
   private long minTimestampMs = Long.MAX_VALUE;
@@ -57,6 +57,14 @@ public final class SideInputPushback<E> {
 
     /** The timestamp (epoch ms) that holds the output watermark while the element waits. */
     long timestampMs(E element);
+
+    /**
+     * The element's encoded key, if the operator is keyed (a rescaled restore gives the element to
+     * the task owning its key); null for unkeyed elements.
+     */
+    default byte[] keyBytes(E element) {
+      return null;
+    }
   }
 
   /** Snapshot part of the pushed-back elements. */
@@ -158,7 +166,8 @@ public final class SideInputPushback<E> {
 
   /**
    * Restores the side inputs' contents and the pushed-back elements from a checkpoint, if it has
-   * them; the elements wait (and hold) as before, until a side input changes.
+   * them (after a rescaled restore, the elements this instance owns of every old instance's); the
+   * elements wait (and hold) as before, until a side input changes.
    *
    * @throws IllegalStateException if the elements cannot be decoded
    */
@@ -167,18 +176,22 @@ public final class SideInputPushback<E> {
     if (bytes != null) {
       sideInputs.restore(bytes);
     }
-    byte[] elements = restored.get(ELEMENTS_PART);
-    if (elements == null || codec == null) {
+    if (codec == null) {
       return;
     }
-    try (DataInputStream data = new DataInputStream(new ByteArrayInputStream(elements))) {
-      int n = data.readInt();
-      for (int i = 0; i < n; i++) {
-        E element = codec.decode(data);
-        pushBack(element, codec.timestampMs(element));
+    for (OperatorSnapshot.Part part : restored.all(ELEMENTS_PART)) {
+      try (DataInputStream data = new DataInputStream(new ByteArrayInputStream(part.bytes()))) {
+        int n = data.readInt();
+        for (int i = 0; i < n; i++) {
+          E element = codec.decode(data);
+          byte[] key = codec.keyBytes(element);
+          if (key != null ? restored.owns(key) : restored.ownsUnkeyed(part)) {
+            pushBack(element, codec.timestampMs(element));
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        throw new IllegalStateException("cannot restore the pushed-back elements from the checkpoint (" + e + ")", e);
       }
-    } catch (IOException | RuntimeException e) {
-      throw new IllegalStateException("cannot restore the pushed-back elements from the checkpoint (" + e + ")", e);
     }
   }
 

@@ -65,9 +65,11 @@ public final class StableInputOperator implements Operator, SideInputConsumer {
   @Override
   public void open(OperatorContext context) {
     this.checkpointed = context.checkpointed();
-    byte[] restored = context.restored().get(PART);
-    if (restored != null) {
-      restore(restored, context.stepName());
+    List<OperatorSnapshot.Part> restored = context.restored().all(PART);
+    for (OperatorSnapshot.Part part : restored) {
+      restore(part, context.restored(), context.stepName());
+    }
+    if (!restored.isEmpty()) {
       inSnapshot = held.size();
       releaseRestored = true;
     }
@@ -202,8 +204,9 @@ public final class StableInputOperator implements Operator, SideInputConsumer {
     }
   }
 
-  private void restore(byte[] bytes, String stepName) {
-    try (DataInputStream data = new DataInputStream(new ByteArrayInputStream(bytes))) {
+  /** Holds again the elements of {@code part} that this instance owns ({@link OperatorSnapshot#owns}). */
+  private void restore(OperatorSnapshot.Part part, OperatorSnapshot snapshot, String stepName) {
+    try (DataInputStream data = new DataInputStream(new ByteArrayInputStream(part.bytes()))) {
       int n = data.readInt();
       for (int i = 0; i < n; i++) {
         int keyLength = data.readInt();
@@ -212,7 +215,10 @@ public final class StableInputOperator implements Operator, SideInputConsumer {
           key = new byte[keyLength];
           data.readFully(key);
         }
-        hold(key, elementCoder.decode(data));
+        WindowedValue<?> element = elementCoder.decode(data);
+        if (key != null ? snapshot.owns(key) : snapshot.ownsUnkeyed(part)) {
+          hold(key, element);
+        }
       }
     } catch (IOException | RuntimeException e) {
       throw new IllegalStateException("cannot restore the input held for " + stepName + " from the checkpoint ("

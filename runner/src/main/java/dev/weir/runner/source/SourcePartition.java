@@ -171,6 +171,13 @@ public abstract class SourcePartition implements InputPartition {
     }
   }
 
+  /**
+   * Drains the split: it reads nothing more and ends as if its source had (its final watermark,
+   * the end of time, then end of stream), so that downstream every window and timer fires. No
+   * effect on a split without a reader of its own (a test stream). Container thread.
+   */
+  public void drain() {}
+
   @Override
   public void close() {
     StepScope.Step previous = context == null ? null : context.scope().enter(context.step());
@@ -417,6 +424,11 @@ public abstract class SourcePartition implements InputPartition {
     @Override
     final boolean exhausted() {
       return done;
+    }
+
+    @Override
+    public final void drain() {
+      done = true;
     }
 
     @Override

@@ -21,6 +21,9 @@ import org.joda.time.Instant;
  */
 @Internal
 public final class WatermarkHolds {
+  /** The name of a keyed operator's checkpoint part holding its {@link #snapshot()}. */
+  public static final String SNAPSHOT_PART = "holds";
+
   private final TreeMap<Long, int[]> holds = new TreeMap<>();
 
   /** Replaces hold {@code old} (null: none) with {@code next} (null: none). */

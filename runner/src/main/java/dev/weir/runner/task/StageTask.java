@@ -215,10 +215,13 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
     this.taskMetrics = commit.metrics().newTask();
     ContainerState state = commit.state();
     this.steps = graph.steps(scope, taskMetrics, metricsEnabled);
-    this.checkpoint = new TaskCheckpoint(name.getTaskName(), restored, inputs, operators, writerAt, scope, steps);
-    byte[] restoredMetrics = checkpoint.restored("metrics");
-    if (restoredMetrics != null) {
-      taskMetrics.restore(restoredMetrics);
+    this.checkpoint = new TaskCheckpoint(name.getTaskName(), restored, inputs, operators, writerAt, scope, steps,
+        partition, stage.partitions(), state.keyGroups());
+    List<byte[]> restoredMetrics = checkpoint.restoredAll("metrics");
+    for (byte[] values : restoredMetrics) {
+      taskMetrics.restore(values);
+    }
+    if (!restoredMetrics.isEmpty()) {
       commit.bundleFinished(); // the restored values are committed at the container's first commit
     }
     opened = true;
@@ -522,6 +525,19 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
     gate.reset();
     settle(propagateWatermarks(true));
     return gate.firings();
+  }
+
+  /**
+   * Drains the task's source splits ({@link SourcePartition#drain}): they read nothing more and end,
+   * so the watermark reaches the end of time downstream. No effect on a task without a source.
+   * Container thread.
+   */
+  public void drainSources() {
+    for (TaskInput input : inputs) {
+      if (input.partition instanceof SourcePartition source) {
+        source.drain();
+      }
+    }
   }
 
   /** Closes operators and source readers; idempotent, and nothing to close before {@link #open}. */

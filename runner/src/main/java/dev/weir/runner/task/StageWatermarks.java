@@ -137,6 +137,59 @@ public final class StageWatermarks {
   }
 
   /**
+   * The watermark snapshot of a task restored at another number of partitions, or whose inputs'
+   * producers changed in number, from the {@link #snapshot()}s of the old tasks of its stage: per
+   * input, every new producer gets the earliest watermark any old producer of any old task had (an
+   * ended producer counting as the end of time), and ends if all of them ended. At a checkpoint
+   * every task of a stage saw the same producer watermarks (they are broadcast), so this loses
+   * nothing but the producers' differences; a producer's real watermark, once it sends one, is at
+   * least that (its keys' holds were among the old ones), and a lower one would be ignored.
+   *
+   * @param old the old tasks' snapshots (at least one)
+   * @param producers per input, the number of producers it has now
+   * @throws IllegalArgumentException if a snapshot is truncated or its inputs differ in number
+   */
+  public static byte[] rescale(List<byte[]> old, int[] producers) {
+    long[] minMs = new long[producers.length];
+    boolean[] allEnded = new boolean[producers.length];
+    java.util.Arrays.fill(minMs, Long.MAX_VALUE);
+    java.util.Arrays.fill(allEnded, true);
+    for (byte[] snapshot : old) {
+      ByteBuffer in = ByteBuffer.wrap(snapshot);
+      try {
+        int inputs = in.getInt();
+        if (inputs != producers.length) {
+          throw new IllegalArgumentException("the checkpoint has " + inputs + " inputs, the task " + producers.length);
+        }
+        for (int i = 0; i < inputs; i++) {
+          int n = in.getInt();
+          for (int p = 0; p < n; p++) {
+            long ms = in.getLong();
+            if (in.get() == 0) {
+              allEnded[i] = false;
+              minMs[i] = Math.min(minMs[i], ms);
+            }
+          }
+        }
+      } catch (BufferUnderflowException e) {
+        throw new IllegalArgumentException("truncated watermark snapshot (" + snapshot.length + " bytes)", e);
+      }
+    }
+    int size = 4;
+    for (int n : producers) {
+      size += 4 + n * 9;
+    }
+    ByteBuffer out = ByteBuffer.allocate(size).putInt(producers.length);
+    for (int i = 0; i < producers.length; i++) {
+      out.putInt(producers[i]);
+      for (int p = 0; p < producers[i]; p++) {
+        out.putLong(allEnded[i] ? MAX_WATERMARK_MS : minMs[i]).put((byte) (allEnded[i] ? 1 : 0));
+      }
+    }
+    return out.array();
+  }
+
+  /**
    * Replays a {@link #snapshot()} onto this fresh instance: each producer's watermark and end of
    * stream as if it had just arrived. The caller then advances the input watermark as after any
    * producer watermark.

@@ -7,7 +7,10 @@ import dev.weir.runner.stream.StreamWriter;
 import dev.weir.runner.metrics.StepMetrics;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorSnapshot;
+import dev.weir.runner.state.KeyGroups;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -20,6 +23,11 @@ import java.util.Map;
  *   <li>{@code input/<i>}: source input {@code i}'s position ({@link SourcePartition#position()});
  *   <li>{@code node/<n>/<name>}: operator {@code n}'s heap state, part by part ({@link Operator#snapshot}).
  * </ul>
+ *
+ * <p>After a restore at another number of partitions ({@code checkpoint.RescaledRestore}), the
+ * task's metadata holds {@value OperatorSnapshot#RESCALED} and, for its metrics and operator parts, those of
+ * every old task they came from, suffixed {@code @<old partition>}: metrics are added up, and
+ * operators keep what they own ({@link OperatorSnapshot#rescaled}).
  *
  * <p>The task decides when (it must be quiet, see {@code StageTask#quietForCheckpoint()}); this
  * class only knows the keys and walks the task's inputs and operators, each operator call in its
@@ -36,6 +44,9 @@ final class TaskCheckpoint {
   private final StreamWriter[] writerAt;
   private final StepScope scope;
   private final StepScope.Step[] steps;
+  private final int partition;
+  private final int partitions;
+  private final KeyGroups keyGroups;
 
   /**
    * @param taskName the task's samza-api name
@@ -43,7 +54,11 @@ final class TaskCheckpoint {
    * @param writerAt per node, its stream writer or null (writers have no state of their own)
    */
   TaskCheckpoint(String taskName, Map<String, byte[]> restored, TaskInput[] inputs, Operator[] operators,
-      StreamWriter[] writerAt, StepScope scope, StepScope.Step[] steps) {
+      StreamWriter[] writerAt, StepScope scope, StepScope.Step[] steps, int partition, int partitions,
+      KeyGroups keyGroups) {
+    this.partition = partition;
+    this.partitions = partitions;
+    this.keyGroups = keyGroups;
     this.taskName = taskName;
     this.prefix = "task/" + taskName + "/";
     this.restored = restored;
@@ -59,6 +74,25 @@ final class TaskCheckpoint {
     return restored.get(prefix + part);
   }
 
+  /**
+   * The restored bytes of the task's {@code part}: the one it wrote, or after a rescaled restore
+   * those of every old task it took over ({@code part@<old partition>}); empty on a fresh start.
+   */
+  List<byte[]> restoredAll(String part) {
+    byte[] own = restored(part);
+    if (own != null || restored(OperatorSnapshot.RESCALED) == null) {
+      return own == null ? List.of() : List.of(own);
+    }
+    List<byte[]> all = new ArrayList<>();
+    String from = prefix + part + OperatorSnapshot.FROM;
+    for (Map.Entry<String, byte[]> e : new java.util.TreeMap<>(restored).entrySet()) {
+      if (e.getKey().startsWith(from)) {
+        all.add(e.getValue());
+      }
+    }
+    return all;
+  }
+
   /** The parts node {@code node} wrote into the restored checkpoint, or {@link OperatorSnapshot#EMPTY}. */
   OperatorSnapshot restoredParts(int node) {
     if (restored.isEmpty()) {
@@ -70,6 +104,9 @@ final class TaskCheckpoint {
       if (e.getKey().startsWith(nodePrefix)) {
         parts.put(e.getKey().substring(nodePrefix.length()), e.getValue());
       }
+    }
+    if (restored(OperatorSnapshot.RESCALED) != null) {
+      return OperatorSnapshot.rescaled(parts, partition, partitions, keyGroups);
     }
     return parts.isEmpty() ? OperatorSnapshot.EMPTY : new OperatorSnapshot(parts);
   }

@@ -314,10 +314,12 @@ public final class KeyedTimers implements TimerInternals {
    * restore, before anything else touches the timers), each for the key {@code keyResolver} finds
    * for its bytes; the current key is unset afterwards.
    *
+   * @param owns whether this instance owns a timer's encoded key (after a rescaled restore, every
+   *     old instance's timers are offered); others are skipped
    * @throws IllegalStateException naming {@code what} if the snapshot cannot be decoded
    */
   public void restoreProcessingTimers(byte[] snapshot, Coder<? extends BoundedWindow> windowCoder,
-      Function<byte[], KeyContext<?>> keyResolver, String what) {
+      Function<byte[], KeyContext<?>> keyResolver, String what, java.util.function.Predicate<byte[]> owns) {
     if (snapshot == null) {
       return;
     }
@@ -328,6 +330,9 @@ public final class KeyedTimers implements TimerInternals {
       for (int i = 0; i < count; i++) {
         byte[] key = ByteArrayCoder.of().decode(in);
         TimerData timer = timerCoder.decode(in);
+        if (!owns.test(key)) {
+          continue;
+        }
         setCurrentKey(keyResolver.apply(key));
         setTimer(timer);
       }

@@ -54,7 +54,7 @@ final class ReadTranslator implements TransformTranslator {
 
   private static SourceSpec boundedSplits(TransformHierarchy.Node node, BoundedSource<?> source,
       TranslationContext context) {
-    int parallelism = context.settings().parallelism();
+    int parallelism = context.settings().sourceParallelism();
     PipelineOptions options = context.settings().pipelineOptions();
     try (Closeable scope = MetricsEnvironment.scopedMetricsContainer(context.translationMetrics(node.getFullName()))) {
       long size = source.getEstimatedSizeBytes(options);
@@ -71,7 +71,7 @@ final class ReadTranslator implements TransformTranslator {
       TranslationContext context) {
     PipelineOptions options = context.settings().pipelineOptions();
     try (Closeable scope = MetricsEnvironment.scopedMetricsContainer(context.translationMetrics(node.getFullName()))) {
-      List<? extends UnboundedSource<?, ?>> splits = source.split(context.settings().parallelism(), options);
+      List<? extends UnboundedSource<?, ?>> splits = source.split(context.settings().sourceParallelism(), options);
       return new SourceSpec.Unbounded(splits.isEmpty() ? List.of(source) : splits);
     } catch (Exception e) {
       throw new IllegalStateException("cannot split the unbounded source of " + node.getFullName(), e);

@@ -38,6 +38,8 @@ import org.joda.time.Duration;
 import org.joda.time.Instant;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * A streaming job with per-key state is cancelled after a checkpoint and started again under the
@@ -85,30 +87,113 @@ class CheckpointRestorePipelineTest {
     });
   }
 
-  @Test
-  void aJobRestoredOnAnotherNumberOfContainers_keepsEveryKeysState() throws Exception {
+  @ParameterizedTest(name = "parallelism {0}, then {1}, then {2}")
+  @CsvSource({"2, 2, 2", "2, 4, 1"})
+  void aJobRestoredOnOtherNumbersOfContainersAndPartitions_keepsEveryKeysState(int first, int second,
+      int third) throws Exception {
     GATE.set(1000);
     END.set(Long.MAX_VALUE);
     SEEN.set(0);
     COUNTS.clear();
-    PipelineResult first = pipeline("job-r", "LATEST", "count", 2).run();
+    String job = "job-r" + first + second + third;
+    PipelineResult one = pipeline(job, "LATEST", "count", 2, first).run();
     awaitSeen(1000);
     awaitCheckpoint();
-    first.cancel();
+    one.cancel();
 
     GATE.set(1500);
-    PipelineResult second = pipeline("job-r", "LATEST", "count", 3).run(); // 3 tasks: one per container
+    PipelineResult two = pipeline(job, "LATEST", "count", 3, second).run();
     awaitSeen(1500);
     awaitCheckpoint();
-    second.cancel();
+    two.cancel();
     assertThat(COUNTS.values()).as("every key's count went on from the first run's").containsOnly(300L);
 
     GATE.set(2000);
     END.set(2000);
-    PipelineResult third = pipeline("job-r", "LATEST", "count", 1).run();
-    assertThat(third.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    PipelineResult three = pipeline(job, "LATEST", "count", 1, third).run();
+    assertThat(three.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
     assertThat(COUNTS).hasSize(5);
     assertThat(COUNTS.values()).containsOnly(400L);
+  }
+
+  @Test
+  void aJobStoppedWithASavepoint_resumesThere_countingEveryElementOnce() throws Exception {
+    GATE.set(1000);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    COUNTS.clear();
+    dev.weir.runner.WeirPipelineResult first = (dev.weir.runner.WeirPipelineResult) pipeline("job-s", "LATEST",
+        "count").run();
+    awaitSeen(1000);
+    Path savepoint = first.stopWithSavepoint(Duration.standardSeconds(30));
+    assertThat(first.getState()).isEqualTo(PipelineResult.State.CANCELLED);
+    assertThat(savepoint.resolve(CheckpointStore.MANIFEST)).exists();
+    assertThat(COUNTS.values()).containsOnly(200L);
+    assertThat(newestCheckpoint(savepoint.getParent())).as("the savepoint is the newest checkpoint: the restart begins there")
+        .isEqualTo(Long.parseLong(savepoint.getFileName().toString().substring(4)));
+
+    GATE.set(2000);
+    END.set(2000);
+    PipelineResult second = pipeline("job-s", "LATEST", "count").run();
+    assertThat(second.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(COUNTS.values()).hasSize(5).containsOnly(400L);
+  }
+
+  static final Map<String, Long> WINDOW_COUNTS = new ConcurrentHashMap<>();
+
+  /** Adds each window's count per key to {@link #WINDOW_COUNTS}, under {@code key@windowMaxTimestamp}. */
+  static final class RecordWindowCountFn extends DoFn<KV<Long, Long>, Void> {
+    @ProcessElement
+    public void process(@Element KV<Long, Long> count, BoundedWindow window) {
+      WINDOW_COUNTS.merge(count.getKey() + "@" + window.maxTimestamp().getMillis(), count.getValue(), Long::sum);
+    }
+  }
+
+  @Test
+  void aDrainedJob_firesEveryWindow_andEndsDone_withTheResultsOfABoundedRun() throws Exception {
+    GATE.set(1050);
+    END.set(Long.MAX_VALUE); // the source itself never ends; its watermark stays at 1050
+    SEEN.set(0);
+    COUNTS.clear();
+    WINDOW_COUNTS.clear();
+    Pipeline p = pipeline("job-d", "LATEST", "count");
+    p.apply("Read again", Read.from(new GatedSource()))
+        .apply("Key again", WithKeys.of((Long n) -> n % 5).withKeyType(TypeDescriptors.longs()))
+        .apply(org.apache.beam.sdk.transforms.windowing.Window.into(
+            org.apache.beam.sdk.transforms.windowing.FixedWindows.of(Duration.millis(100))))
+        .apply(org.apache.beam.sdk.transforms.Count.perKey())
+        .apply(ParDo.of(new RecordWindowCountFn()));
+    dev.weir.runner.WeirPipelineResult result = (dev.weir.runner.WeirPipelineResult) p.run();
+    awaitSeen(1050);
+    Thread.sleep(300);
+    assertThat(WINDOW_COUNTS.keySet()).as("the window [1000, 1100) waits for the watermark")
+        .noneMatch(k -> k.endsWith("@1099"));
+    result.drain();
+    assertThat(result.waitUntilFinish(Duration.standardMinutes(1))).isEqualTo(PipelineResult.State.DONE);
+    // a bounded run over 0..1049: 10 windows of 100 ms x 5 keys with 20 elements each, and [1000, 1100) with
+    // 10 per key, each fired once
+    assertThat(WINDOW_COUNTS).hasSize(55);
+    WINDOW_COUNTS.forEach((k, n) -> assertThat(n).as(k).isEqualTo(k.endsWith("@1099") ? 10L : 20L));
+    assertThat(COUNTS.values()).containsOnly(210L);
+    assertThat(stateDirectory.resolve("job-d")).as("a drained job ended normally: its state is gone").doesNotExist();
+  }
+
+  @Test
+  void aJobWithoutCheckpoints_cannotStopWithASavepoint_andSaysWhy() throws Exception {
+    PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
+        "--jobName=job-n", "--stateBackend=MEMORY", "--streaming").as(WeirPipelineOptions.class);
+    GATE.set(10);
+    END.set(Long.MAX_VALUE);
+    Pipeline p = Pipeline.create(options);
+    p.apply(Read.from(new GatedSource()));
+    dev.weir.runner.WeirPipelineResult result = (dev.weir.runner.WeirPipelineResult) p.run();
+    try {
+      assertThatThrownBy(() -> result.stopWithSavepoint(Duration.standardSeconds(5)))
+          .isInstanceOf(IllegalStateException.class).hasMessageContaining("takes no checkpoints")
+          .hasMessageContaining("--stateBackend=MEMORY");
+    } finally {
+      result.cancel();
+    }
   }
 
   @Test
@@ -354,14 +439,15 @@ class CheckpointRestorePipelineTest {
   }
 
   private Pipeline pipeline(String jobName, String restoreMode, String countName) {
-    return pipeline(jobName, restoreMode, countName, 2);
+    return pipeline(jobName, restoreMode, countName, 2, 2);
   }
 
-  private Pipeline pipeline(String jobName, String restoreMode, String countName, int containers) {
+  private Pipeline pipeline(String jobName, String restoreMode, String countName, int containers,
+      int parallelism) {
     PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
         "--jobName=" + jobName, "--stateDirectory=" + stateDirectory, "--stateBackend=ROCKSDB",
         "--containers=" + containers,
-        "--parallelism=2", "--checkpointingIntervalMs=100", "--restoreMode=" + restoreMode, "--streaming")
+        "--parallelism=" + parallelism, "--checkpointingIntervalMs=100", "--restoreMode=" + restoreMode, "--streaming")
         .as(WeirPipelineOptions.class);
     Pipeline p = Pipeline.create(options);
     p.apply(Read.from(new GatedSource()))

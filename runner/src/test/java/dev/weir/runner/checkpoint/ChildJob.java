@@ -152,6 +152,17 @@ final class ChildJob implements AutoCloseable {
   }
 
   /**
+   * Sends the child SIGTERM ({@code ProcessHandle.destroy()} on Linux) and waits up to {@code timeoutMs}
+   * for it to exit.
+   *
+   * @return its exit code, or -1 if it was still running after {@code timeoutMs} (then it is killed)
+   */
+  int terminate(long timeoutMs) throws InterruptedException {
+    process.toHandle().destroy(); // not Process.destroy(): that also closes the pipes, losing the child's last lines
+    return awaitExit(timeoutMs);
+  }
+
+  /**
    * Waits for the child to exit by itself.
    *
    * @return its exit code, or -1 if it was still running after {@code timeoutMs} (then it is killed)

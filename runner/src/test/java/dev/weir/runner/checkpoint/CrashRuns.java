@@ -49,10 +49,16 @@ final class CrashRuns {
    */
   static List<String> args(Path out, long count, long elementsPerSecond, int splits, String jobName,
       Path stateDirectory, String... extra) {
+    return args(out, count, elementsPerSecond, splits, jobName, stateDirectory, 2, 2, extra);
+  }
+
+  /** As the other {@code args}, with {@code parallelism} partitions per keyed stage on {@code containers} containers. */
+  static List<String> args(Path out, long count, long elementsPerSecond, int splits, String jobName,
+      Path stateDirectory, int parallelism, int containers, String... extra) {
     List<String> args = new ArrayList<>(List.of(out.toString(), Long.toString(count),
         Long.toString(elementsPerSecond), Integer.toString(splits), "--runner=WeirRunner", "--streaming=true",
-        "--stateBackend=rocksdb", "--containers=2", "--parallelism=2", "--jobName=" + jobName,
-        "--stateDirectory=" + stateDirectory));
+        "--stateBackend=rocksdb", "--containers=" + containers, "--parallelism=" + parallelism,
+        "--jobName=" + jobName, "--stateDirectory=" + stateDirectory));
     args.addAll(List.of(extra));
     return args;
   }

@@ -3,6 +3,7 @@ package dev.weir.runner.operators.keyed;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.OperatorSnapshot;
+import dev.weir.runner.state.WatermarkHolds;
 
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.timers.KeyedTimers;
@@ -52,7 +53,7 @@ abstract class KeyedOperator<K> implements Operator {
   /** Snapshot part of the pending processing-time timers. */
   static final String PROCESSING_TIMERS_PART = "processing-timers";
   /** Snapshot part of the keys' watermark holds. */
-  static final String HOLDS_PART = "holds";
+  static final String HOLDS_PART = WatermarkHolds.SNAPSHOT_PART;
   /** Set by {@link #openKeyed}. */
   protected OperatorContext context;
   /** The windows' coder (timer namespaces); set by {@link #openKeyed}. */
@@ -88,8 +89,10 @@ abstract class KeyedOperator<K> implements Operator {
         KeyedTimers.DEFAULT_HEAP_CAPACITY);
     this.windowCoder = windowCoder;
     keys.holds().restore(context.restored().get(HOLDS_PART));
-    timers.restoreProcessingTimers(context.restored().get(PROCESSING_TIMERS_PART), windowCoder, this::keyOf,
-        context.stepName());
+    for (OperatorSnapshot.Part part : context.restored().all(PROCESSING_TIMERS_PART)) {
+      timers.restoreProcessingTimers(part.bytes(), windowCoder, this::keyOf, context.stepName(),
+          context.restored()::owns);
+    }
   }
 
   /**

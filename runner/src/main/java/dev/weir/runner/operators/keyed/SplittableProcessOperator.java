@@ -198,8 +198,10 @@ public final class SplittableProcessOperator<InputT, OutputT, RestrictionT> impl
     this.finalizer = lifecycle.finalizer();
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
     keys.holds().restore(context.restored().get(KeyedOperator.HOLDS_PART));
-    timers.restoreProcessingTimers(context.restored().get(KeyedOperator.PROCESSING_TIMERS_PART),
-        windowingStrategy.getWindowFn().windowCoder(), keys::decode, context.stepName());
+    for (OperatorSnapshot.Part part : context.restored().all(KeyedOperator.PROCESSING_TIMERS_PART)) {
+      timers.restoreProcessingTimers(part.bytes(), windowingStrategy.getWindowFn().windowCoder(), keys::decode,
+          context.stepName(), context.restored()::owns);
+    }
     TupleTag<OutputT> mainTag = transform.getMainOutputTag();
     List<TupleTag<?>> additionalTags = transform.getAdditionalOutputTags().getAll();
     this.router = new OutputRouter(context, mainTag, additionalTags, false);

@@ -308,6 +308,11 @@ public final class StatefulParDoOperator<K, V, OutT> extends KeyedOperator<K>
         public long timestampMs(PushedBack element) {
           return element.element().getTimestamp().getMillis();
         }
+
+        @Override
+        public byte[] keyBytes(PushedBack element) {
+          return element.keyBytes();
+        }
       });
       reader = pushback.sideInputs();
       pushback.restore(context.restored());
