@@ -5,6 +5,7 @@ import dev.weir.state.cache.StateKey;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.ListCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
@@ -102,7 +103,30 @@ final class CachedBag<T> extends Cells implements BagState<T> {
     this.lengthCell = lengthCell;
     this.elements = elements;
     this.elementCoder = coder;
-    this.chunkCoder = ListCoder.of(coder);
+    this.chunkCoder = chunkCoderOf(coder);
+  }
+
+  /**
+   * Chunk coders, one per element coder (equal coders share one), so that every bag of a state
+   * shares its chunk coder: the object cache decodes back the first value of each coder instance
+   * it stores ({@code ObjectCache#checkReadable}), and a coder per bag would make that once per
+   * key. Weak keys and values: once no bag uses a chunk coder, it and its element coder can go.
+   * Any thread (synchronized on the map; once per bag instance).
+   */
+  private static final Map<Coder<?>, java.lang.ref.WeakReference<ListCoder<?>>> CHUNK_CODERS =
+      new java.util.WeakHashMap<>();
+
+  @SuppressWarnings("unchecked")
+  private static <T> Coder<List<T>> chunkCoderOf(Coder<T> coder) {
+    synchronized (CHUNK_CODERS) {
+      java.lang.ref.WeakReference<ListCoder<?>> known = CHUNK_CODERS.get(coder);
+      ListCoder<?> chunk = known == null ? null : known.get();
+      if (chunk == null) {
+        chunk = ListCoder.of(coder);
+        CHUNK_CODERS.put(coder, new java.lang.ref.WeakReference<>(chunk));
+      }
+      return (Coder<List<T>>) (Coder<?>) chunk;
+    }
   }
 
   private long length() {

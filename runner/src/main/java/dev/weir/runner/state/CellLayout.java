@@ -217,6 +217,34 @@ public final class CellLayout {
   /** The key spaces of {@link #operatorId}: state cells, a timer index's keys, its slots. */
   public static final java.util.List<String> OPERATOR_SPACES = java.util.List.of("state", "timer-index", "timer-slot");
 
+  /**
+   * A decoded state cell key ({@link #keyPrefix}, {@link #base}): its key group, operator id, encoded
+   * key, namespace and state id.
+   */
+  public record CellKey(int keyGroup, int operator, byte[] keyBytes, String namespace, String stateId) {}
+
+  /**
+   * Decodes the fields of a state cell key up to its state id.
+   *
+   * @throws IllegalStateException if it is not a key of this format version
+   * @throws ArrayIndexOutOfBoundsException if it is not a state cell key
+   */
+  public static CellKey decodeCell(byte[] cell) {
+    if (cell[0] != FORMAT_VERSION) {
+      throw new IllegalStateException("state cell of unknown format version " + cell[0]);
+    }
+    int at = CELL_OPERATOR_OFFSET + OPERATOR_ID_BYTES;
+    int n = getInt(cell, at);
+    byte[] keyBytes = Arrays.copyOfRange(cell, at + INT, at + INT + n);
+    at += INT + n;
+    n = getInt(cell, at);
+    String namespace = new String(cell, at + INT, n, StandardCharsets.UTF_8);
+    at += INT + n;
+    n = getInt(cell, at);
+    String stateId = new String(cell, at + INT, n, StandardCharsets.UTF_8);
+    return new CellKey(keyGroupOfCell(cell), operatorOfCell(cell), keyBytes, namespace, stateId);
+  }
+
   /** The format version byte of any key this class builds. */
   public static int formatOf(byte[] key) {
     return key[0];

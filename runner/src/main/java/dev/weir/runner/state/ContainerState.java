@@ -69,6 +69,8 @@ public final class ContainerState implements AutoCloseable {
   public static final long STAGED_BYTES_LIMIT = 64L << 20;
   /** The job's key groups ({@link #keyGroups(KeyGroups)}); {@link KeyGroups#DEFAULT} until set. */
   private KeyGroups keyGroups = KeyGroups.DEFAULT;
+  /** Key coders of keyed operators, by their state id (as an int), for {@link #describeCell}. */
+  private final Map<Integer, org.apache.beam.sdk.coders.Coder<?>> keyCoders = new java.util.HashMap<>();
   /** The name behind every operator id handed out, by id (as an int): two names with one id are refused. */
   private final Map<Integer, String> operatorNames = new java.util.HashMap<>();
   private boolean commitRequested;
@@ -128,6 +130,7 @@ public final class ContainerState implements AutoCloseable {
     this.storage = backend.open(directory, RocksDbSettings.defaults().withWriteAheadLog(false).withStagedWrites(false));
     checkLayout(storage, owner);
     this.cache = new ObjectCache(storage, cacheBounds, sealer);
+    cache.describeKeysWith(key -> describeCell(key.bytes()));
     this.store = cache.store(STORE);
   }
 
@@ -151,6 +154,7 @@ public final class ContainerState implements AutoCloseable {
     this.storage = storage;
     checkLayout(storage, owner);
     this.cache = new ObjectCache(storage, cacheBounds, sealer);
+    cache.describeKeysWith(key -> describeCell(key.bytes()));
     this.store = cache.store(STORE);
   }
 
@@ -233,6 +237,36 @@ public final class ContainerState implements AutoCloseable {
           + Integer.toHexString(ByteBuffer.wrap(id).getInt()) + "; rename one of the two PTransforms");
     }
     return id;
+  }
+
+  /**
+   * Registers the key coder of the operator whose state id is {@code operatorId}, so that errors
+   * about its state name keys as the coder renders them ({@link #describeCell}). Container thread.
+   */
+  public void keyCoder(byte[] operatorId, org.apache.beam.sdk.coders.Coder<?> keyCoder) {
+    keyCoders.put(ByteBuffer.wrap(operatorId).getInt(), keyCoder);
+  }
+
+  /**
+   * A state cell's key for an error message: the PTransform and state id, the key as its key coder
+   * renders it (its bytes in hex if it cannot be decoded), and the namespace (window).
+   */
+  String describeCell(byte[] cell) {
+    try {
+      CellLayout.CellKey k = CellLayout.decodeCell(cell);
+      String operator = operatorNames.getOrDefault(k.operator(), "operator " + Integer.toHexString(k.operator()));
+      String key;
+      try {
+        org.apache.beam.sdk.coders.Coder<?> coder = keyCoders.get(k.operator());
+        key = coder == null ? java.util.HexFormat.of().formatHex(k.keyBytes())
+            : String.valueOf(org.apache.beam.sdk.util.CoderUtils.decodeFromByteArray(coder, k.keyBytes()));
+      } catch (Exception e) {
+        key = java.util.HexFormat.of().formatHex(k.keyBytes());
+      }
+      return "'" + k.stateId() + "' (" + operator + ") of key " + key + " in namespace " + k.namespace();
+    } catch (RuntimeException e) {
+      return java.util.HexFormat.of().formatHex(cell); // not a state cell of this format
+    }
   }
 
   /**

@@ -179,6 +179,90 @@ class CheckpointRestorePipelineTest {
   }
 
   @Test
+  void stateItsCoderCannotReadBack_failsTheJobAtItsFirstCheckpoint_namingIt_andNoCheckpointHoldsIt()
+      throws Exception {
+    GATE.set(100);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    UnreadableStateFn.WRITE_UNREADABLE = true;
+    PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
+        "--jobName=job-u", "--stateDirectory=" + stateDirectory, "--stateBackend=ROCKSDB", "--containers=2",
+        "--parallelism=2", "--checkpointingIntervalMs=100", "--streaming").as(WeirPipelineOptions.class);
+    Pipeline p = Pipeline.create(options);
+    p.apply(Read.from(new GatedSource()))
+        .apply(WithKeys.of((Long n) -> n % 5).withKeyType(TypeDescriptors.longs()))
+        .apply("Remember", ParDo.of(new UnreadableStateFn()));
+    PipelineResult result = p.run();
+    awaitSeen(100);
+    awaitCheckpoint();
+    Path checkpoints = stateDirectory.resolve("job-u").resolve("checkpoints");
+    long good = newestCheckpoint(checkpoints);
+    assertThat(good).isPositive();
+
+    GATE.set(200); // elements from 100 on write state whose coder cannot decode it
+    assertThatThrownBy(() -> result.waitUntilFinish(Duration.standardMinutes(1)))
+        .isInstanceOf(Pipeline.PipelineExecutionException.class)
+        .hasMessageContaining("'unreadable'")
+        .hasMessageContaining("Remember")
+        .hasMessageContaining("UnreadableCoder")
+        .hasMessageMatching("(?s).*of key [0-4] .*");
+    assertThat(newestCheckpoint(checkpoints)).isGreaterThanOrEqualTo(good);
+
+    // The newest complete checkpoint holds nothing unreadable: a restart that reads every key's state from it
+    // (the cache starts empty) runs to the end.
+    END.set(200);
+    UnreadableStateFn.WRITE_UNREADABLE = false;
+    Pipeline restart = Pipeline.create(options);
+    restart.apply(Read.from(new GatedSource()))
+        .apply(WithKeys.of((Long n) -> n % 5).withKeyType(TypeDescriptors.longs()))
+        .apply("Remember", ParDo.of(new UnreadableStateFn()));
+    assertThat(restart.run().waitUntilFinish(Duration.standardMinutes(1))).isEqualTo(PipelineResult.State.DONE);
+  }
+
+  /** Encodes a long as VarLongCoder does; cannot decode anything. */
+  static final class UnreadableCoder extends org.apache.beam.sdk.coders.AtomicCoder<Long> {
+    @Override
+    public void encode(Long value, java.io.OutputStream out) throws IOException {
+      VarLongCoder.of().encode(value, out);
+    }
+
+    @Override
+    public Long decode(java.io.InputStream in) throws IOException {
+      throw new org.apache.beam.sdk.coders.CoderException("this coder cannot decode");
+    }
+
+    @Override
+    public String toString() {
+      return "UnreadableCoder";
+    }
+  }
+
+  /**
+   * Remembers the last element per key, and while {@link #WRITE_UNREADABLE}, from element 100 on,
+   * also in state whose coder cannot decode; reads that state first (from the store after a restore).
+   */
+  static final class UnreadableStateFn extends DoFn<KV<Long, Long>, Void> {
+    static volatile boolean WRITE_UNREADABLE = true;
+
+    @StateId("fine")
+    private final StateSpec<ValueState<Long>> fine = StateSpecs.value(VarLongCoder.of());
+
+    @StateId("unreadable")
+    private final StateSpec<ValueState<Long>> unreadable = StateSpecs.value(new UnreadableCoder());
+
+    @ProcessElement
+    public void process(@Element KV<Long, Long> element, @StateId("fine") ValueState<Long> fine,
+        @StateId("unreadable") ValueState<Long> unreadable) {
+      unreadable.read(); // after a restore, decoded from the checkpoint: throws if it holds a value
+      fine.write(element.getValue());
+      if (WRITE_UNREADABLE && element.getValue() >= 100) {
+        unreadable.write(element.getValue());
+      }
+      SEEN.incrementAndGet();
+    }
+  }
+
+  @Test
   void aJobWithoutCheckpoints_cannotStopWithASavepoint_andSaysWhy() throws Exception {
     PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
         "--jobName=job-n", "--stateBackend=MEMORY", "--streaming").as(WeirPipelineOptions.class);

@@ -584,13 +584,19 @@ public final class CachedStore {
     dirty = new ArrayList<>();
   }
 
-  /** The entry's value encoded: its bytes as they are if it was sealed ({@link #putSealed}), else encoded now. */
+  /**
+   * The entry's value encoded, for the storage: its bytes as they are if it was sealed
+   * ({@link #putSealed}), else encoded now; checked to decode back ({@link ObjectCache#checkReadable}).
+   */
   private byte[] encode(CacheEntry entry) {
     if (entry.encoded) {
-      return (byte[]) entry.value; // encoded (and counted) by putSealed
+      byte[] sealed = (byte[]) entry.value; // encoded (and counted) by putSealed
+      owner.checkReadable(entry.key, entry.coder, sealed);
+      return sealed;
     }
     byte[] encoded = encode(entry.key, entry.value, entry.coder);
     sawValueBytes(entry, encoded.length);
+    owner.checkReadable(entry.key, entry.coder, encoded);
     return encoded;
   }
 

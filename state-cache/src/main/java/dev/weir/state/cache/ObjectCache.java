@@ -102,6 +102,16 @@ import java.util.Objects;
  * org.apache.beam.sdk.coders.Coder, int)}), weighed again the same way. Dirty victims are written
  * back under either bound.
  *
+ * <h2>Readable before stored</h2>
+ *
+ * A value is only ever decoded after it left the cache, possibly in another run after a restore;
+ * a coder whose {@code decode} cannot read what its {@code encode} wrote would go unnoticed while
+ * its values fit in the cache, and then make every checkpoint holding them useless. So the first
+ * encoding of each coder (by identity) that is written to the storage is decoded back first
+ * ({@link #checkReadable}); if that fails, the write fails, naming the value's key as the owner
+ * renders it ({@link #describeKeysWith}) and the coder, and nothing unreadable is stored. Cost:
+ * one decode per coder over the cache's life, and one identity-map lookup per value written.
+ *
  * <h2>Threading</h2>
  *
  * Confined to one thread (the container's run loop), like its storage, except the encoding of
@@ -159,6 +169,11 @@ public final class ObjectCache implements AutoCloseable {
   long absentByFilter;
   long bytesEncoded;
   long bytesDecoded;
+  /** Coders one of whose encodings was decoded back ({@link #checkReadable}); owning thread. */
+  private final java.util.IdentityHashMap<org.apache.beam.sdk.coders.Coder<?>, Boolean> readableCoders =
+      new java.util.IdentityHashMap<>();
+  /** Renders a value's key in the error of {@link #checkReadable}. */
+  private java.util.function.Function<StateKey, String> keyDescriber = StateKey::toString;
   private long flushes;
   private long flushNanos;
 
@@ -207,6 +222,35 @@ public final class ObjectCache implements AutoCloseable {
     }
     this.cache = typed.build();
     this.eviction = cache.policy().eviction().orElseThrow();
+  }
+
+  /**
+   * Sets how a value's key is named when its coder cannot decode it back ({@link #checkReadable}),
+   * e.g. the runner's transform, state id and key as the key coder renders it. Owning thread.
+   */
+  public void describeKeysWith(java.util.function.Function<StateKey, String> describer) {
+    this.keyDescriber = Objects.requireNonNull(describer, "describer");
+  }
+
+  /**
+   * Decodes {@code encoded} back with {@code coder} unless one of that coder's encodings was
+   * before (see the class comment). Owning thread, before the bytes are written to the storage.
+   *
+   * @throws IllegalStateException naming the key ({@link #describeKeysWith}) and the coder, with
+   *     the coder's failure as its cause, if it cannot decode them
+   */
+  void checkReadable(StateKey key, org.apache.beam.sdk.coders.Coder<?> coder, byte[] encoded) {
+    if (readableCoders.containsKey(coder)) {
+      return;
+    }
+    try {
+      org.apache.beam.sdk.util.CoderUtils.decodeFromByteArray(coder, encoded);
+    } catch (Exception | LinkageError e) {
+      throw new IllegalStateException("Cannot store the state " + keyDescriber.apply(key) + ": its coder " + coder
+          + " cannot decode what it encoded (" + e + "), so the value could never be read back after an eviction "
+          + "or a restore. Fix the coder: decode must read exactly what encode wrote", e);
+    }
+    readableCoders.put(coder, Boolean.TRUE);
   }
 
   /**

@@ -113,14 +113,44 @@ class ObjectCacheTest extends CacheFixture {
     assertThat(store.byteStore().get(b("full-chunk"))).as("not written before a write-back").isNull();
     cache.flush();
     assertThat(coder.encodes).as("the flush writes the sealed bytes as they are").hasValue(1);
+    assertThat(coder.decodes).as("the coder's first stored value is decoded back once").hasValue(1);
     assertThat(dec(store.byteStore().get(b("full-chunk")))).isEqualTo(77);
     Long read = store.get(key, coder);
     assertThat(read).isEqualTo(77L);
-    assertThat(coder.decodes).hasValue(1);
+    assertThat(coder.decodes).hasValue(2);
     assertThat(store.get(key, coder)).as("the decoded object is cached again").isSameAs(read);
-    assertThat(coder.decodes).hasValue(1);
+    assertThat(coder.decodes).hasValue(2);
     assertThat(cache.stats().hits()).isEqualTo(2);
     assertThat(cache.stats().misses()).isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void aValueItsCoderCannotDecode_isNeverStored_theWriteFailsNamingKeyAndCoder(Backend backend) {
+    CachedStore store = open(backend, 100);
+    org.apache.beam.sdk.coders.Coder<Long> unreadable = new org.apache.beam.sdk.coders.AtomicCoder<>() {
+      @Override
+      public void encode(Long value, java.io.OutputStream out) throws java.io.IOException {
+        org.apache.beam.sdk.coders.VarLongCoder.of().encode(value, out);
+      }
+
+      @Override
+      public Long decode(java.io.InputStream in) throws java.io.IOException {
+        throw new org.apache.beam.sdk.coders.CoderException("cannot decode");
+      }
+
+      @Override
+      public String toString() {
+        return "UnreadableCoder";
+      }
+    };
+    cache.describeKeysWith(k -> "cell " + new String(k.bytes(), java.nio.charset.StandardCharsets.UTF_8));
+    store.put(store.key(b("fine")), 1L, coder);
+    store.put(store.key(b("bad")), 7L, unreadable);
+    assertThatThrownBy(() -> cache.flush()).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("cell bad").hasMessageContaining("UnreadableCoder")
+        .hasRootCauseMessage("cannot decode");
+    assertThat(store.byteStore().get(b("bad"))).as("nothing unreadable is stored").isNull();
   }
 
   @ParameterizedTest

@@ -75,6 +75,7 @@ final class OperatorKeys<K> {
     this.state = state;
     this.stepName = stepName;
     this.operatorId = state.operatorId(stepName, "state");
+    state.keyCoder(operatorId, keyCoder);
   }
 
   /** The container's state (storage and object cache). */
