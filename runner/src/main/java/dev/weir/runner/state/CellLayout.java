@@ -234,14 +234,10 @@ public final class CellLayout {
       throw new IllegalStateException("state cell of unknown format version " + cell[0]);
     }
     int at = CELL_OPERATOR_OFFSET + OPERATOR_ID_BYTES;
-    int n = getInt(cell, at);
-    byte[] keyBytes = Arrays.copyOfRange(cell, at + INT, at + INT + n);
-    at += INT + n;
-    n = getInt(cell, at);
-    String namespace = new String(cell, at + INT, n, StandardCharsets.UTF_8);
-    at += INT + n;
-    n = getInt(cell, at);
-    String stateId = new String(cell, at + INT, n, StandardCharsets.UTF_8);
+    byte[] keyBytes = fieldBytes(cell, at);
+    at = afterField(cell, at);
+    String namespace = fieldUtf8(cell, at);
+    String stateId = fieldUtf8(cell, afterField(cell, at));
     return new CellKey(keyGroupOfCell(cell), operatorOfCell(cell), keyBytes, namespace, stateId);
   }
 
@@ -296,7 +292,7 @@ public final class CellLayout {
   public static long holdOfCell(byte[] cell, byte[] value) {
     int at = CELL_OPERATOR_OFFSET + OPERATOR_ID_BYTES;
     for (int field = 0; field < 3; field++) { // key, namespace, state id
-      at += INT + getInt(cell, at);
+      at = afterField(cell, at);
     }
     if (at != cell.length - 1 || cell[at] != KIND_HOLD) {
       return Long.MIN_VALUE;
@@ -465,17 +461,12 @@ public final class CellLayout {
     int at = prefixLength;
     long ts = sortableMs(getLong(key, at));
     at += LONG;
-    int n = getInt(key, at);
-    byte[] keyBytes = Arrays.copyOfRange(key, at + INT, at + INT + n);
-    at += INT + n;
-    n = getInt(key, at);
-    String namespace = new String(key, at + INT, n, StandardCharsets.UTF_8);
-    at += INT + n;
-    n = getInt(key, at);
-    String timerId = new String(key, at + INT, n, StandardCharsets.UTF_8);
-    at += INT + n;
-    n = getInt(key, at);
-    String familyId = new String(key, at + INT, n, StandardCharsets.UTF_8);
+    byte[] keyBytes = fieldBytes(key, at);
+    at = afterField(key, at);
+    String namespace = fieldUtf8(key, at);
+    at = afterField(key, at);
+    String timerId = fieldUtf8(key, at);
+    String familyId = fieldUtf8(key, afterField(key, at));
     return new TimerKey(ts, keyBytes, namespace, timerId, familyId);
   }
 
@@ -512,6 +503,21 @@ public final class CellLayout {
   /** Epoch ms with the sign bit flipped, so unsigned byte order is time order; its own inverse. */
   static long sortableMs(long ms) {
     return ms ^ Long.MIN_VALUE;
+  }
+
+  /** The offset after the {@code len(x) | x} field at {@code at}. */
+  private static int afterField(byte[] k, int at) {
+    return at + INT + getInt(k, at);
+  }
+
+  /** The bytes {@code x} of the {@code len(x) | x} field at {@code at} (a copy). */
+  private static byte[] fieldBytes(byte[] k, int at) {
+    return Arrays.copyOfRange(k, at + INT, afterField(k, at));
+  }
+
+  /** The UTF-8 string {@code x} of the {@code len(x) | x} field at {@code at}. */
+  private static String fieldUtf8(byte[] k, int at) {
+    return new String(k, at + INT, getInt(k, at), StandardCharsets.UTF_8);
   }
 
   /** Writes {@code len(bytes) | bytes} at {@code at}; returns the offset after them. */

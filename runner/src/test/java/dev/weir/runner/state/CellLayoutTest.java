@@ -145,6 +145,19 @@ class CellLayoutTest {
   }
 
   @Test
+  void decodeCell_readsKeyGroupOperatorKeyNamespaceAndStateId_ofAnyCellOfAState() {
+    for (byte[] cell : List.of(CellLayout.cell(base("s")), CellLayout.holdCell(base("s")),
+        CellLayout.bagChunk(CellLayout.elements(base("s")), 3))) {
+      CellLayout.CellKey k = CellLayout.decodeCell(cell);
+      assertThat(k.keyGroup()).isEqualTo(KEY_GROUP);
+      assertThat(k.operator()).isEqualTo(7);
+      assertThat(k.keyBytes()).containsExactly(KEY);
+      assertThat(k.namespace()).isEqualTo("/");
+      assertThat(k.stateId()).isEqualTo("s");
+    }
+  }
+
+  @Test
   void operatorIds_areAHashOfSpaceAndPTransformName() {
     assertThat(hex(CellLayout.operatorId("step", "state"))).isEqualTo("0c74a8ab");
     assertThat(hex(CellLayout.operatorId("step", "timer-index"))).isEqualTo("b0230421");
