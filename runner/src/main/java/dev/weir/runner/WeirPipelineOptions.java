@@ -198,6 +198,14 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, 
 
   void setCheckpointingIntervalMs(long checkpointingIntervalMs);
 
+  @Description("A checkpoint or savepoint directory (…/checkpoints/chk-<id>, holding its checkpoint.json) "
+      + "to start the streaming job from, whatever --jobName and --stateDirectory wrote it: the job resumes "
+      + "there, at any --parallelism, and takes its own checkpoints under its own <stateDirectory>/<jobName>, "
+      + "whose earlier checkpoints are deleted. Unset (the default): --restoreMode decides.")
+  String getRestoreFrom();
+
+  void setRestoreFrom(String restoreFrom);
+
   @Description("What a streaming job does with checkpoints left in <stateDirectory>/<jobName> by an earlier "
       + "run: LATEST (the default) resumes from the newest complete checkpoint (the job fails at start if its "
       + "translated plan differs from the checkpoint's); NONE deletes them and starts fresh.")

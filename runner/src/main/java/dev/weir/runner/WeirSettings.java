@@ -136,8 +136,10 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
    * @param intervalMs milliseconds between two checkpoints of a streaming job; 0: none
    * @param restoreMode whether a job resumes from the checkpoints an earlier run left
    * @param retain complete checkpoints kept, at least 1
+   * @param restoreFrom a checkpoint directory to start from ({@code --restoreFrom}), or null
    */
-  public record Checkpointing(long intervalMs, WeirPipelineOptions.RestoreMode restoreMode, int retain) {
+  public record Checkpointing(long intervalMs, WeirPipelineOptions.RestoreMode restoreMode, int retain,
+      Path restoreFrom) {
     /** Whether checkpoints are taken at all. */
     public boolean enabled() {
       return intervalMs > 0;
@@ -208,7 +210,8 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
         SamzaUserConfig.read(environment, options.getSamzaConfig(), options.getSamzaConfigOverride());
     return new WeirSettings(options, parallelism, new KeyGroups(maxParallelism), containers, maxBundleSize, maxBundleTimeMs, backend,
         stateDirectory, objectCacheSize, objectCacheBytes, options.getBackgroundSealing(), options.getMetricsEnabled(), metricsLogIntervalMs,
-        metricsHttp, options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain),
+        metricsHttp, options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain,
+            restoreFrom(options.getRestoreFrom())),
         concurrency, environment, samzaConfig, parallelism);
   }
 
@@ -317,6 +320,30 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
     }
     if (!Files.isWritable(directory)) {
       throw new IllegalArgumentException("--stateDirectory=" + value + " is not writable; allowed: " + allowed);
+    }
+    return directory;
+  }
+
+  /**
+   * {@code --restoreFrom}: null if unset, else the directory, which must hold a checkpoint manifest.
+   *
+   * @throws IllegalArgumentException naming the option and the path otherwise
+   */
+  private static Path restoreFrom(String value) {
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    Path directory;
+    try {
+      directory = Path.of(value);
+    } catch (InvalidPathException e) {
+      throw new IllegalArgumentException("--restoreFrom=" + value + " is not a path; allowed: a checkpoint "
+          + "directory (…/checkpoints/chk-<id>) holding checkpoint.json", e);
+    }
+    if (!Files.isRegularFile(directory.resolve("checkpoint.json"))) {
+      throw new IllegalArgumentException("--restoreFrom=" + value + " holds no checkpoint.json: it is not a complete "
+          + "checkpoint; allowed: a checkpoint directory (…/checkpoints/chk-<id>) holding checkpoint.json "
+          + "(bin/weir state list shows each job's newest)");
     }
     return directory;
   }

@@ -274,35 +274,7 @@ public final class CheckpointStore {
         damaged.add(problem);
         continue;
       }
-      PlanFingerprint written = new PlanFingerprint(manifest.plan());
-      if (written.layoutVersion() != plan.layoutVersion()) {
-        throw new IllegalStateException("Cannot restore checkpoint " + dir + ": its state is in Weir's state format "
-            + "version " + written.layoutVersion() + ", and this Weir reads version " + plan.layoutVersion()
-            + " (keyed state addressed by key group and PTransform name since version 3). Drain or finish the job "
-            + "with the Weir that wrote the checkpoint, or start it fresh with --restoreMode=NONE (its state is "
-            + "then discarded)");
-      }
-      String difference = written.firstDifference(plan);
-      if (difference != null) {
-        String beyondRescale = rescale == null ? difference : written.firstDifferenceBesidesParallelism(plan);
-        if (beyondRescale != null) {
-          throw new IllegalStateException("Cannot restore checkpoint " + dir + ": it was written by a different "
-              + "pipeline or setting: " + beyondRescale + ". Start with --restoreMode=NONE to discard the "
-              + "checkpoints and start fresh, or give the job another --jobName");
-        }
-      }
-      if (difference == null && (containers < 0 || containers == manifest.containers())) {
-        for (int c = 0; c < manifest.containers(); c++) {
-          copyPart(dir, c, working.apply(c));
-        }
-      } else if (rescale != null) {
-        rescale.restore(dir, manifest.containers(), (c, into) -> copyPart(dir, c, into),
-            root.resolveSibling("rescale-scratch"), working);
-      } else {
-        throw new IllegalStateException("Cannot restore checkpoint " + dir + " of " + manifest.containers()
-            + " containers into " + containers + " (" + (difference == null ? "" : difference + "; ")
-            + "no rescaling here)");
-      }
+      restoreInto(dir, manifest, plan, containers, working, rescale);
       return new Restored(manifest, dir);
     }
     if (!damaged.isEmpty()) {
@@ -311,6 +283,80 @@ public final class CheckpointStore {
           + "start fresh");
     }
     return null;
+  }
+
+  /**
+   * Restores the verified checkpoint {@code dir} into the working directories: checks its format and
+   * plan against {@code plan}, then copies its files (same plan and containers) or re-addresses its
+   * entries ({@code rescale}).
+   */
+  private void restoreInto(Path dir, Manifest manifest, PlanFingerprint plan, int containers,
+      java.util.function.IntFunction<Path> working, RescaledRestore rescale) {
+    PlanFingerprint written = new PlanFingerprint(manifest.plan());
+    if (written.layoutVersion() != plan.layoutVersion()) {
+      throw new IllegalStateException("Cannot restore checkpoint " + dir + ": its state is in Weir's state format "
+          + "version " + written.layoutVersion() + ", and this Weir reads version " + plan.layoutVersion()
+          + " (keyed state addressed by key group and PTransform name since version 3). Drain or finish the job "
+          + "with the Weir that wrote the checkpoint, or start it fresh with --restoreMode=NONE (its state is "
+          + "then discarded)");
+    }
+    String difference = written.firstDifference(plan);
+    if (difference != null) {
+      String beyondRescale = rescale == null ? difference : written.firstDifferenceBesidesParallelism(plan);
+      if (beyondRescale != null) {
+        throw new IllegalStateException("Cannot restore checkpoint " + dir + ": it was written by a different "
+            + "pipeline or setting: " + beyondRescale + ". Start with --restoreMode=NONE to discard the "
+            + "checkpoints and start fresh, or give the job another --jobName");
+      }
+    }
+    if (difference == null && (containers < 0 || containers == manifest.containers())) {
+      for (int c = 0; c < manifest.containers(); c++) {
+        copyPart(dir, c, working.apply(c));
+      }
+    } else if (rescale != null) {
+      rescale.restore(dir, manifest.containers(), (c, into) -> copyPart(dir, c, into),
+          root.resolveSibling("rescale-scratch"), working);
+    } else {
+      throw new IllegalStateException("Cannot restore checkpoint " + dir + " of " + manifest.containers()
+          + " containers into " + containers + " (" + (difference == null ? "" : difference + "; ")
+          + "no rescaling here)");
+    }
+  }
+
+  /**
+   * Restores checkpoint directory {@code dir}, of any job ({@code --restoreFrom}), into the working
+   * directories, as {@link #restoreLatest} restores one of this job's.
+   *
+   * @throws IllegalStateException naming the path if its manifest cannot be read or a file is
+   *     damaged, and as {@link #restoreLatest} for another plan
+   */
+  Restored restoreFrom(Path dir, PlanFingerprint plan, int containers, java.util.function.IntFunction<Path> working,
+      RescaledRestore rescale) {
+    Manifest manifest;
+    try {
+      manifest = JSON.readValue(dir.resolve(MANIFEST).toFile(), Manifest.class);
+    } catch (IOException e) {
+      throw new IllegalStateException("Cannot restore from " + dir + ": its manifest " + dir.resolve(MANIFEST)
+          + " cannot be read (" + e.getMessage() + ")", e);
+    }
+    String problem = verify(dir, manifest);
+    if (problem != null) {
+      throw new IllegalStateException("Cannot restore from " + dir + ": it is damaged: " + problem);
+    }
+    restoreInto(dir, manifest, plan, containers, working, rescale);
+    return new Restored(manifest, dir);
+  }
+
+  /**
+   * The {@link Manifest#sourceParallelism} of the complete checkpoint in {@code dir}, or 0 if its
+   * manifest cannot be read or recorded none.
+   */
+  public static int sourceParallelismOf(Path dir) {
+    try {
+      return JSON.readValue(dir.resolve(MANIFEST).toFile(), Manifest.class).sourceParallelism();
+    } catch (IOException e) {
+      return 0; // the restore itself names the problem
+    }
   }
 
   /**

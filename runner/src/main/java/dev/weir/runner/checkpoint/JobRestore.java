@@ -69,16 +69,19 @@ public final class JobRestore {
    * as the checkpoint's job split them, if it recorded another number
    * ({@link CheckpointStore.Manifest#sourceParallelism}), so that a job restarted at another
    * {@code --parallelism} finds the same splits and their positions; else {@code settings}.
-   * Only a streaming job on RocksDB with checkpoints and {@code --restoreMode=LATEST} resumes.
+   * Only a streaming job on RocksDB with checkpoints and {@code --restoreMode=LATEST}, or
+   * {@code --restoreFrom}, resumes.
    */
   public static WeirSettings withResumedSourceParallelism(WeirSettings settings) {
+    Path restoreFrom = settings.checkpointing().restoreFrom();
     if (settings.stateBackend() != StateBackend.ROCKSDB || !settings.checkpointing().enabled()
-        || settings.checkpointing().restoreMode() != WeirPipelineOptions.RestoreMode.LATEST) {
+        || (restoreFrom == null && settings.checkpointing().restoreMode() != WeirPipelineOptions.RestoreMode.LATEST)) {
       return settings;
     }
     Path jobDirectory = settings.stateDirectory().resolve(
         JobStateDirectory.directoryName(settings.pipelineOptions().getJobName()));
-    int recorded = CheckpointStore.newestSourceParallelism(jobDirectory);
+    int recorded = restoreFrom != null ? CheckpointStore.sourceParallelismOf(restoreFrom)
+        : CheckpointStore.newestSourceParallelism(jobDirectory);
     if (recorded <= 0 || recorded == settings.sourceParallelism()) {
       return settings;
     }
@@ -101,6 +104,12 @@ public final class JobRestore {
     String jobName = settings.pipelineOptions().getJobName();
     boolean streaming = settings.pipelineOptions().as(StreamingOptions.class).isStreaming()
         || plan.readsUnboundedSource();
+    if (settings.checkpointing().restoreFrom() != null && (settings.stateBackend() != StateBackend.ROCKSDB
+        || !streaming || !settings.checkpointing().enabled() || plan.hasTestStream())) {
+      throw new IllegalArgumentException("--restoreFrom=" + settings.checkpointing().restoreFrom() + " needs a "
+          + "streaming job on --stateBackend=ROCKSDB that takes checkpoints (--checkpointingIntervalMs above 0, no "
+          + "TestStream); this job is not one");
+    }
     if (settings.stateBackend() != StateBackend.ROCKSDB) {
       LOG.info("Weir job {}: state on the heap (--stateBackend={}); not restorable after a crash or a restart",
           jobName, settings.stateBackend().optionValue());
@@ -125,7 +134,14 @@ public final class JobRestore {
       PlanFingerprint fingerprint = PlanFingerprint.of(plan, settings.keyGroups());
       long restoredId = 0;
       String restored;
-      if (checkpointing.restoreMode() == WeirPipelineOptions.RestoreMode.NONE) {
+      if (checkpointing.restoreFrom() != null) {
+        CheckpointStore.Restored from = store.restoreFrom(checkpointing.restoreFrom(), fingerprint, containers,
+            durable::containerDirectory, new RescaledRestore(plan, containers, settings.keyGroups(), taskParts));
+        store.deleteAll(); // after the restore: --restoreFrom may name one of this job's own checkpoints
+        restoredId = from.manifest().id();
+        restored = "restored from checkpoint " + restoredId + " of job " + from.manifest().jobName() + " ("
+            + from.directory() + ", --restoreFrom; this job's own earlier checkpoints deleted)";
+      } else if (checkpointing.restoreMode() == WeirPipelineOptions.RestoreMode.NONE) {
         store.deleteAll();
         restored = "no checkpoint (--restoreMode=NONE: checkpoints of an earlier run deleted)";
       } else {

@@ -263,6 +263,34 @@ class CheckpointRestorePipelineTest {
   }
 
   @Test
+  void aJobStartedFromAnotherJobsSavepoint_resumesThere_underItsOwnName() throws Exception {
+    GATE.set(1000);
+    END.set(Long.MAX_VALUE);
+    SEEN.set(0);
+    COUNTS.clear();
+    dev.weir.runner.WeirPipelineResult first = (dev.weir.runner.WeirPipelineResult) pipeline("job-old", "LATEST",
+        "count").run();
+    awaitSeen(1000);
+    Path savepoint = first.stopWithSavepoint(Duration.standardSeconds(30));
+
+    GATE.set(2000);
+    END.set(2000);
+    Pipeline p = pipeline("job-new", "LATEST", "count");
+    p.getOptions().as(WeirPipelineOptions.class).setRestoreFrom(savepoint.toString());
+    assertThat(p.run().waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(COUNTS.values()).hasSize(5).containsOnly(400L);
+    assertThat(savepoint.resolve(CheckpointStore.MANIFEST)).as("the savepoint is left as it was").exists();
+  }
+
+  @Test
+  void restoreFromADirectoryWithoutACheckpoint_failsNamingTheOptionAndThePath() {
+    Pipeline p = pipeline("job-x", "LATEST", "count");
+    p.getOptions().as(WeirPipelineOptions.class).setRestoreFrom(stateDirectory.toString());
+    assertThatThrownBy(p::run).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--restoreFrom=" + stateDirectory).hasMessageContaining("checkpoint.json");
+  }
+
+  @Test
   void aJobWithoutCheckpoints_cannotStopWithASavepoint_andSaysWhy() throws Exception {
     PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
         "--jobName=job-n", "--stateBackend=MEMORY", "--streaming").as(WeirPipelineOptions.class);
