@@ -201,7 +201,8 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, 
   @Description("A checkpoint or savepoint directory (…/checkpoints/chk-<id>, holding its checkpoint.json) "
       + "to start the streaming job from, whatever --jobName and --stateDirectory wrote it: the job resumes "
       + "there, at any --parallelism, and takes its own checkpoints under its own <stateDirectory>/<jobName>, "
-      + "whose earlier checkpoints are deleted. Unset (the default): --restoreMode decides.")
+      + "whose earlier checkpoints are deleted. Default: none (--restoreMode decides).")
+  @Default.String("")
   String getRestoreFrom();
 
   void setRestoreFrom(String restoreFrom);
