@@ -116,17 +116,26 @@ class CheckpointRestorePipelineTest {
     assertThat(COUNTS.values()).containsOnly(400L);
   }
 
-  @Test
-  void aJobStoppedWithASavepoint_resumesThere_countingEveryElementOnce() throws Exception {
-    GATE.set(1000);
+  /**
+   * Runs the counting job {@code job} over the source's first {@code elements} elements, then stops
+   * it with a savepoint; returns the savepoint's directory.
+   */
+  private Path countToASavepoint(String job, long elements) throws Exception {
+    GATE.set(elements);
     END.set(Long.MAX_VALUE);
     SEEN.set(0);
     COUNTS.clear();
-    dev.weir.runner.WeirPipelineResult first = (dev.weir.runner.WeirPipelineResult) pipeline("job-s", "LATEST",
+    dev.weir.runner.WeirPipelineResult result = (dev.weir.runner.WeirPipelineResult) pipeline(job, "LATEST",
         "count").run();
-    awaitSeen(1000);
-    Path savepoint = first.stopWithSavepoint(Duration.standardSeconds(30));
-    assertThat(first.getState()).isEqualTo(PipelineResult.State.CANCELLED);
+    awaitSeen(elements);
+    Path savepoint = result.stopWithSavepoint(Duration.standardSeconds(30));
+    assertThat(result.getState()).isEqualTo(PipelineResult.State.CANCELLED);
+    return savepoint;
+  }
+
+  @Test
+  void aJobStoppedWithASavepoint_resumesThere_countingEveryElementOnce() throws Exception {
+    Path savepoint = countToASavepoint("job-s", 1000);
     assertThat(savepoint.resolve(CheckpointStore.MANIFEST)).exists();
     assertThat(COUNTS.values()).containsOnly(200L);
     assertThat(newestCheckpoint(savepoint.getParent())).as("the savepoint is the newest checkpoint: the restart begins there")
@@ -264,14 +273,7 @@ class CheckpointRestorePipelineTest {
 
   @Test
   void aJobStartedFromAnotherJobsSavepoint_resumesThere_underItsOwnName() throws Exception {
-    GATE.set(1000);
-    END.set(Long.MAX_VALUE);
-    SEEN.set(0);
-    COUNTS.clear();
-    dev.weir.runner.WeirPipelineResult first = (dev.weir.runner.WeirPipelineResult) pipeline("job-old", "LATEST",
-        "count").run();
-    awaitSeen(1000);
-    Path savepoint = first.stopWithSavepoint(Duration.standardSeconds(30));
+    Path savepoint = countToASavepoint("job-old", 1000);
 
     GATE.set(2000);
     END.set(2000);
