@@ -132,14 +132,7 @@ public final class RescaledRestore {
       nodeOfStateId.add(new HashMap<>());
       for (NodeSpec node : stage.nodes()) {
         for (String space : CellLayout.OPERATOR_SPACES) {
-          int id = CellLayout.operatorIdValue(node.stepName(), space);
-          String name = space + " of '" + node.stepName() + "'";
-          String known = names.putIfAbsent(id, name);
-          if (known != null && !known.equals(name)) {
-            throw new IllegalStateException("The " + known + " and the " + name + " hash to the same state id "
-                + Integer.toHexString(id) + "; rename one of the two PTransforms");
-          }
-          stageOfOperator.put(id, s);
+          stageOfOperator.put(CellLayout.claimOperatorId(names, node.stepName(), space), s);
         }
         nodeOfStateId.get(s).put(CellLayout.operatorIdValue(node.stepName(), "state"), node.index());
       }

@@ -209,6 +209,25 @@ public final class CellLayout {
     return getInt(key, 1);
   }
 
+  /**
+   * {@link #operatorId} of {@code transform}'s key space {@code space} as an int, recorded in
+   * {@code names} (id to {@code "<space> of '<transform>'"}) so that two key spaces with one id are
+   * refused.
+   *
+   * @throws IllegalStateException naming both if {@code names} holds another key space with the same
+   *     id (a 32-bit hash collision; renaming either PTransform resolves it)
+   */
+  public static int claimOperatorId(java.util.Map<Integer, String> names, String transform, String space) {
+    int id = operatorIdValue(transform, space);
+    String name = space + " of '" + transform + "'";
+    String known = names.putIfAbsent(id, name);
+    if (known != null && !known.equals(name)) {
+      throw new IllegalStateException("The " + known + " and the " + name + " hash to the same state id "
+          + Integer.toHexString(id) + "; rename one of the two PTransforms");
+    }
+    return id;
+  }
+
   /** {@link #operatorId} as an int, as {@link #operatorOfCell} and {@link #operatorOfTimerIndexKey} return it. */
   public static int operatorIdValue(String transform, String space) {
     return getInt(operatorId(transform, space), 0);

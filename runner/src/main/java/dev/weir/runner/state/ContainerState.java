@@ -229,14 +229,8 @@ public final class ContainerState implements AutoCloseable {
    *     the same id (a 32-bit hash collision; renaming either PTransform resolves it)
    */
   public byte[] operatorId(String transform, String space) {
-    byte[] id = CellLayout.operatorId(transform, space);
-    String name = space + " of '" + transform + "'";
-    String known = operatorNames.putIfAbsent(ByteBuffer.wrap(id).getInt(), name);
-    if (known != null && !known.equals(name)) {
-      throw new IllegalStateException("The " + known + " and the " + name + " hash to the same state id "
-          + Integer.toHexString(ByteBuffer.wrap(id).getInt()) + "; rename one of the two PTransforms");
-    }
-    return id;
+    CellLayout.claimOperatorId(operatorNames, transform, space);
+    return CellLayout.operatorId(transform, space);
   }
 
   /**
