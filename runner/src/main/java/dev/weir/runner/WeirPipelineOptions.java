@@ -207,9 +207,19 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, 
 
   void setRestoreFrom(String restoreFrom);
 
+  @Description("Whether a restore may drop state the restored job cannot take: state of a PTransform the "
+      + "pipeline no longer has (by full name), or of one whose key, state, window or accumulator coders changed. "
+      + "false (the default): such a restore fails at start naming each transform; true: their state is dropped, "
+      + "each named in a WARN line, and the rest restores. Flink calls the same option --allowNonRestoredState.")
+  @Default.Boolean(false)
+  boolean getAllowNonRestoredState();
+
+  void setAllowNonRestoredState(boolean allowNonRestoredState);
+
   @Description("What a streaming job does with checkpoints left in <stateDirectory>/<jobName> by an earlier "
-      + "run: LATEST (the default) resumes from the newest complete checkpoint (the job fails at start if its "
-      + "translated plan differs from the checkpoint's); NONE deletes them and starts fresh.")
+      + "run: LATEST (the default) resumes from the newest complete checkpoint (at any parallelism; "
+      + "state matched to PTransforms by name, and the job fails at start naming any stateful PTransform it lacks "
+      + "or whose coders changed, see --allowNonRestoredState); NONE deletes them and starts fresh.")
   @Default.Enum("LATEST")
   RestoreMode getRestoreMode();
 

@@ -137,9 +137,11 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
    * @param restoreMode whether a job resumes from the checkpoints an earlier run left
    * @param retain complete checkpoints kept, at least 1
    * @param restoreFrom a checkpoint directory to start from ({@code --restoreFrom}), or null
+   * @param allowNonRestoredState whether a restore drops the state of transforms the job no longer
+   *     has, or whose coders changed, rather than failing ({@code --allowNonRestoredState})
    */
   public record Checkpointing(long intervalMs, WeirPipelineOptions.RestoreMode restoreMode, int retain,
-      Path restoreFrom) {
+      Path restoreFrom, boolean allowNonRestoredState) {
     /** Whether checkpoints are taken at all. */
     public boolean enabled() {
       return intervalMs > 0;
@@ -211,7 +213,7 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
     return new WeirSettings(options, parallelism, new KeyGroups(maxParallelism), containers, maxBundleSize, maxBundleTimeMs, backend,
         stateDirectory, objectCacheSize, objectCacheBytes, options.getBackgroundSealing(), options.getMetricsEnabled(), metricsLogIntervalMs,
         metricsHttp, options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain,
-            restoreFrom(options.getRestoreFrom())),
+            restoreFrom(options.getRestoreFrom()), options.getAllowNonRestoredState()),
         concurrency, environment, samzaConfig, parallelism);
   }
 

@@ -233,14 +233,15 @@ public final class CheckpointStore {
   /**
    * As {@link #restoreLatest(PlanFingerprint, java.util.function.IntFunction)}, into a job of
    * {@code containers} containers: a checkpoint of the same plan written by as many is restored as
-   * files; one of another number of containers, or of the same plan at another parallelism
-   * ({@link PlanFingerprint#firstDifferenceBesidesParallelism}), through {@code rescale}, which
-   * re-addresses its entries.
+   * files; one of another number of containers, or of another plan (another parallelism, or an
+   * upgraded pipeline whose state {@link PlanUpgrade} places by PTransform name), through
+   * {@code rescale}, which re-addresses its entries.
    *
    * @param containers the starting job's containers; -1 for the checkpoint's own number
    * @param rescale restores a checkpoint of another number of containers; null to refuse one
-   * @throws IllegalStateException as the other overload, and if the checkpoint has another number
-   *     of containers and {@code rescale} is null
+   * @throws IllegalStateException as the other overload; if the checkpoint has another number of
+   *     containers or plan and {@code rescale} is null; and if {@code rescale} finds state it cannot
+   *     place (naming the PTransforms)
    */
   Restored restoreLatest(PlanFingerprint plan, int containers, java.util.function.IntFunction<Path> working,
       RescaledRestore rescale) {
@@ -296,30 +297,30 @@ public final class CheckpointStore {
     if (written.layoutVersion() != plan.layoutVersion()) {
       throw new IllegalStateException("Cannot restore checkpoint " + dir + ": its state is in Weir's state format "
           + "version " + written.layoutVersion() + ", and this Weir reads version " + plan.layoutVersion()
-          + " (keyed state addressed by key group and PTransform name since version 3). Drain or finish the job "
+          + " (keyed state addressed by key group and PTransform name since version 3, ParDo state by the name the "
+          + "user gave since version 4). Drain or finish the job "
           + "with the Weir that wrote the checkpoint, or start it fresh with --restoreMode=NONE (its state is "
           + "then discarded)");
     }
-    String difference = written.firstDifference(plan);
-    if (difference != null) {
-      String beyondRescale = rescale == null ? difference : written.firstDifferenceBesidesParallelism(plan);
-      if (beyondRescale != null) {
-        throw new IllegalStateException("Cannot restore checkpoint " + dir + ": it was written by a different "
-            + "pipeline or setting: " + beyondRescale + ". Start with --restoreMode=NONE to discard the "
-            + "checkpoints and start fresh, or give the job another --jobName");
-      }
+    if (written.maxParallelism() != plan.maxParallelism()) {
+      throw new IllegalStateException("Cannot restore checkpoint " + dir + ": its keyed state is in "
+          + written.maxParallelism() + " key groups and the job has --maxParallelism=" + plan.maxParallelism()
+          + " (fixed for a job's life). Start with --maxParallelism=" + written.maxParallelism()
+          + ", or with --restoreMode=NONE to discard the checkpoints and start fresh");
     }
+    String difference = written.firstDifference(plan);
     if (difference == null && (containers < 0 || containers == manifest.containers())) {
       for (int c = 0; c < manifest.containers(); c++) {
         copyPart(dir, c, working.apply(c));
       }
     } else if (rescale != null) {
-      rescale.restore(dir, manifest.containers(), (c, into) -> copyPart(dir, c, into),
+      rescale.restore(dir, written, manifest.containers(), (c, into) -> copyPart(dir, c, into),
           root.resolveSibling("rescale-scratch"), working);
     } else {
       throw new IllegalStateException("Cannot restore checkpoint " + dir + " of " + manifest.containers()
-          + " containers into " + containers + " (" + (difference == null ? "" : difference + "; ")
-          + "no rescaling here)");
+          + " containers into " + containers + (difference == null ? "" : ": it was written by another pipeline, "
+          + difference) + " (no rescaling or upgrade here). Start with --restoreMode=NONE to discard the "
+          + "checkpoints and start fresh");
     }
   }
 

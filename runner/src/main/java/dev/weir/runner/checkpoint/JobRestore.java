@@ -136,7 +136,8 @@ public final class JobRestore {
       String restored;
       if (checkpointing.restoreFrom() != null) {
         CheckpointStore.Restored from = store.restoreFrom(checkpointing.restoreFrom(), fingerprint, containers,
-            durable::containerDirectory, new RescaledRestore(plan, containers, settings.keyGroups(), taskParts));
+            durable::containerDirectory, new RescaledRestore(plan, containers, settings.keyGroups(), taskParts,
+                checkpointing.allowNonRestoredState()));
         store.deleteAll(); // after the restore: --restoreFrom may name one of this job's own checkpoints
         restoredId = from.manifest().id();
         restored = "restored from checkpoint " + restoredId + " of job " + from.manifest().jobName() + " ("
@@ -146,7 +147,8 @@ public final class JobRestore {
         restored = "no checkpoint (--restoreMode=NONE: checkpoints of an earlier run deleted)";
       } else {
         CheckpointStore.Restored latest = store.restoreLatest(fingerprint, containers,
-            durable::containerDirectory, new RescaledRestore(plan, containers, settings.keyGroups(), taskParts));
+            durable::containerDirectory, new RescaledRestore(plan, containers, settings.keyGroups(), taskParts,
+                checkpointing.allowNonRestoredState()));
         if (latest == null) {
           restored = "no checkpoint to restore, starting fresh";
         } else {

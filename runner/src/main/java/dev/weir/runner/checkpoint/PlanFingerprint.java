@@ -10,21 +10,23 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.annotations.Internal;
-import org.apache.beam.sdk.coders.Coder;
 
 /**
  * What a checkpoint must agree with to be restored into a job: the version of the byte format of
  * its state ({@link ContainerState#CELL_LAYOUT_VERSION}; checkpoints written before the line
  * existed are version 1, and differ in their first line), the number of key groups
  * ({@code --maxParallelism}), one line per stage (name,
- * partitions, inputs), per fused node (kind, PTransform name, consumers) and per stream (kind,
- * producers, partitions, key coder). The number of containers is not part of it: a checkpoint
+ * partitions, inputs), per fused node (kind, PTransform name, consumers; then, for a node with
+ * keyed state, a line with its {@linkplain NodeSpec#stateSchema() state schema}) and per stream
+ * (kind, producers, partitions, key coder). The number of containers is not part of it: a checkpoint
  * restores into any number of containers ({@link RescaledRestore}). Two
- * plans restore into each other exactly when their lines are equal; {@link #firstDifference}
- * names the first line that is not, for the start-up error.
+ * plans restore into each other file for file when their lines are equal ({@link #firstDifference}
+ * names the first line that is not); plans of other parallelism or shape restore through
+ * {@link RescaledRestore}, matching state to PTransforms by name ({@link PlanUpgrade}), which reads
+ * the checkpoint's plan back from its lines ({@link #shape()}).
  *
- * <p>Coders are described by {@code toString()} unless that is Java's default identity form
- * ({@code Class@hash}, different in every JVM), then by class name.
+ * <p>Coders are described by {@link NodeSpec#describeCoder} (their {@code toString()} without
+ * identity hashes).
  *
  * <p>Threading: immutable.
  *
@@ -34,6 +36,8 @@ import org.apache.beam.sdk.coders.Coder;
 public record PlanFingerprint(List<String> lines) {
   /** The first line's start, before the layout version. */
   private static final String LAYOUT_LINE = "state cell layout ";
+  /** The start of the line after a node line that gives the node's state schema. */
+  private static final String STATE_LINE = "    state ";
 
   /**
    * The state cell layout version of the state this fingerprint's checkpoint holds: from its first
@@ -50,7 +54,7 @@ public record PlanFingerprint(List<String> lines) {
   public static PlanFingerprint of(JobPlan plan, KeyGroups keyGroups) {
     List<String> lines = new ArrayList<>();
     lines.add(LAYOUT_LINE + ContainerState.CELL_LAYOUT_VERSION);
-    lines.add("max parallelism " + keyGroups.maxParallelism());
+    lines.add(MAX_PARALLELISM_LINE + keyGroups.maxParallelism());
     for (StagePlan stage : plan.stages()) {
       StringBuilder b = new StringBuilder("stage ").append(stage.name()).append(" x ").append(stage.partitions());
       if (stage.source() != null) {
@@ -67,11 +71,14 @@ public record PlanFingerprint(List<String> lines) {
           n.append(" -> ").append(e.getValue());
         }
         lines.add(n.toString());
+        if (node.stateSchema() != null) {
+          lines.add(STATE_LINE + node.stateSchema());
+        }
       }
     }
     for (StreamPlan stream : plan.streams()) {
       lines.add("stream " + stream.name() + " " + stream.kind() + " " + stream.producers() + " -> "
-          + stream.partitions() + " key coder " + describe(stream.keyCoder()));
+          + stream.partitions() + " key coder " + NodeSpec.describeCoder(stream.keyCoder()));
     }
     return new PlanFingerprint(List.copyOf(lines));
   }
@@ -81,36 +88,9 @@ public record PlanFingerprint(List<String> lines) {
    * the job being started ({@code now}), as a sentence; null if they are equal.
    */
   public String firstDifference(PlanFingerprint now) {
-    return firstDifference(now, false);
-  }
-
-  /**
-   * As {@link #firstDifference(PlanFingerprint)}, but blind to the partitions of stages without a
-   * source and of streams (producers and partitions): the differences a restore at another
-   * {@code --parallelism} may have ({@link RescaledRestore}). Source stages must keep their
-   * splits: their positions are per split.
-   */
-  public String firstDifferenceBesidesParallelism(PlanFingerprint now) {
-    return firstDifference(now, true);
-  }
-
-  /** A line with the partition counts a rescale may change masked. */
-  private static String masked(String line) {
-    if (line.startsWith("stage ") && !line.contains(" source ")) {
-      return line.replaceFirst("^(stage \\S+ x )\\d+", "$1*");
-    }
-    if (line.startsWith("stream ")) {
-      return line.replaceFirst("^(stream \\S+ \\S+ )\\d+ -> \\d+", "$1* -> *");
-    }
-    return line;
-  }
-
-  private String firstDifference(PlanFingerprint now, boolean maskParallelism) {
     int n = Math.min(lines.size(), now.lines.size());
     for (int i = 0; i < n; i++) {
-      boolean equal = maskParallelism ? masked(lines.get(i)).equals(masked(now.lines.get(i)))
-          : lines.get(i).equals(now.lines.get(i));
-      if (!equal) {
+      if (!lines.get(i).equals(now.lines.get(i))) {
         return "the checkpoint has '" + lines.get(i).strip() + "' where the job has '" + now.lines.get(i).strip() + "'";
       }
     }
@@ -123,11 +103,99 @@ public record PlanFingerprint(List<String> lines) {
     return null;
   }
 
-  private static String describe(Coder<?> coder) {
-    if (coder == null) {
-      return "none";
+  /** The key groups line's value ({@code --maxParallelism}), or 0 if the fingerprint has none. */
+  public int maxParallelism() {
+    for (String line : lines) {
+      if (line.startsWith(MAX_PARALLELISM_LINE)) {
+        return Integer.parseInt(line.substring(MAX_PARALLELISM_LINE.length()).strip());
+      }
     }
-    String text = coder.toString();
-    return text.matches(".*@[0-9a-f]+$") ? coder.getClass().getName() : text;
+    return 0;
   }
+
+  /**
+   * The plan these lines describe, read back: its stages, their nodes and inputs, and the state
+   * schemas of nodes with keyed state.
+   *
+   * @throws IllegalStateException naming the line if a stage, node or stream line cannot be read
+   */
+  public Shape shape() {
+    List<Shape.Stage> stages = new ArrayList<>();
+    Map<String, String> schemas = new java.util.LinkedHashMap<>();
+    Map<String, Integer> producers = new java.util.HashMap<>();
+    String lastNode = null;
+    List<String> nodes = null;
+    for (String line : lines) {
+      java.util.regex.Matcher m;
+      if ((m = STAGE.matcher(line)).matches()) {
+        List<String> inputs = new ArrayList<>();
+        java.util.regex.Matcher r = READS.matcher(m.group(5));
+        while (r.find()) {
+          inputs.add(r.group(1));
+        }
+        nodes = new ArrayList<>();
+        stages.add(new Shape.Stage(m.group(1), Integer.parseInt(m.group(2)), m.group(3) != null, inputs, nodes));
+      } else if ((m = NODE.matcher(line)).matches() && nodes != null) {
+        String kind = m.group(2);
+        boolean writer = java.util.Arrays.stream(StreamPlan.Kind.values()).anyMatch(k -> k.writerKind().equals(kind));
+        lastNode = writer ? null : m.group(3);
+        nodes.add(lastNode);
+      } else if (line.startsWith(STATE_LINE) && lastNode != null) {
+        schemas.put(lastNode, line.substring(STATE_LINE.length()));
+      } else if ((m = STREAM.matcher(line)).matches()) {
+        producers.put(m.group(1), Integer.parseInt(m.group(2)));
+      } else if (line.startsWith("stage ") || line.startsWith("  node ") || line.startsWith("stream ")) {
+        throw new IllegalStateException("cannot read the plan line '" + line.strip() + "'");
+      }
+    }
+    return new Shape(List.copyOf(stages), schemas, producers);
+  }
+
+  /**
+   * A plan as its fingerprint describes it: what a restore needs to match the checkpoint's state to
+   * the PTransforms of another plan. Immutable.
+   *
+   * @param stages the stages, in plan order
+   * @param schemas per PTransform full name, the state schema of its node, for nodes with keyed state
+   * @param producers per stream name, the number of tasks writing it
+   */
+  public record Shape(List<Stage> stages, Map<String, String> schemas, Map<String, Integer> producers) {
+    /**
+     * A stage.
+     *
+     * @param name e.g. {@code stage-3}
+     * @param partitions its tasks
+     * @param source whether it reads a source (its node 0 is the source's PTransform)
+     * @param inputs the names of the streams it reads, in input order
+     * @param nodes per node index, its PTransform's full name; null for a writer node (into a stream)
+     */
+    public record Stage(String name, int partitions, boolean source, List<String> inputs, List<String> nodes) {}
+
+    /** The stage named {@code name}, or null. */
+    public Stage stage(String name) {
+      for (Stage stage : stages) {
+        if (stage.name().equals(name)) {
+          return stage;
+        }
+      }
+      return null;
+    }
+  }
+
+  /**
+   * A stream's name without its plan-order prefix ({@code s<N>-}): what names it across two plans
+   * of one pipeline, where a stream added before it shifts its number.
+   */
+  public static String streamIdentity(String streamName) {
+    return streamName.replaceFirst("^s\\d+-", "");
+  }
+
+  private static final String MAX_PARALLELISM_LINE = "max parallelism ";
+  private static final java.util.regex.Pattern STAGE =
+      java.util.regex.Pattern.compile("stage (\\S+) x (\\d+)( source (\\S*))?((?: reads \\S+ -> node \\d+)*)");
+  private static final java.util.regex.Pattern READS = java.util.regex.Pattern.compile(" reads (\\S+) -> node \\d+");
+  private static final java.util.regex.Pattern NODE =
+      java.util.regex.Pattern.compile("  node (\\d+) (\\S+) '(.*)'((?: -> \\[[\\d, ]*\\])*)");
+  private static final java.util.regex.Pattern STREAM = java.util.regex.Pattern.compile("stream (\\S+) \\S+ (\\d+) -> .*");
+
 }

@@ -87,6 +87,12 @@ public final class RescaledRestore {
   /** Watermark holds of keyed state, rebuilt from hold cells: by (stage, partition, node). */
   private final Map<List<Integer>, WatermarkHolds> holds = new HashMap<>();
   private final TaskParts taskParts;
+  private final JobPlan plan;
+  private final boolean allowNonRestoredState;
+  /** The checkpoint's plan matched to the job's, for the restore under way. */
+  private PlanUpgrade upgrade;
+  /** Entries dropped (--allowNonRestoredState), by the PTransform they belonged to. */
+  private final Map<String, Long> droppedEntries = new java.util.TreeMap<>();
 
   /**
    * Deals a checkpoint's task parts (commit metadata {@code task/<task>/...}) out to the tasks of
@@ -97,6 +103,7 @@ public final class RescaledRestore {
   public interface TaskParts {
     /**
      * @param committed every old container's commit metadata, merged
+     * @param upgrade the checkpoint's plan matched to the job's by PTransform name
      * @param holds the watermark holds of keyed state, rebuilt from the stores' hold cells, by
      *     (stage index, new partition, node index)
      * @param containerOf the container that runs a (stage index, partition)'s task
@@ -104,7 +111,7 @@ public final class RescaledRestore {
      * @return the stages restored at another number of partitions, as {@code name old -> new}
      * @throws IllegalStateException naming the checkpoint's part that cannot be dealt out
      */
-    List<String> route(Map<String, byte[]> committed, Map<List<Integer>, WatermarkHolds> holds,
+    List<String> route(Map<String, byte[]> committed, PlanUpgrade upgrade, Map<List<Integer>, WatermarkHolds> holds,
         java.util.function.IntBinaryOperator containerOf, List<Map<String, byte[]>> metadata);
   }
 
@@ -113,9 +120,14 @@ public final class RescaledRestore {
    * @param containers the starting job's containers
    * @param keyGroups the job's key groups (equal to the checkpoint's: the fingerprint says so)
    * @param taskParts deals the tasks' heap parts out
+   * @param allowNonRestoredState drop the state of PTransforms the job does not have, or whose
+   *     state schema changed, instead of failing ({@link PlanUpgrade})
    * @throws IllegalStateException if two PTransforms of the plan have the same state id
    */
-  RescaledRestore(JobPlan plan, int containers, KeyGroups keyGroups, TaskParts taskParts) {
+  RescaledRestore(JobPlan plan, int containers, KeyGroups keyGroups, TaskParts taskParts,
+      boolean allowNonRestoredState) {
+    this.plan = plan;
+    this.allowNonRestoredState = allowNonRestoredState;
     this.keyGroups = keyGroups;
     this.containers = containers;
     this.taskParts = taskParts;
@@ -142,16 +154,23 @@ public final class RescaledRestore {
   /**
    * Writes checkpoint {@code checkpoint}'s state, taken by {@code oldContainers} containers, into
    * fresh stores in {@code working(c)} for each of the job's containers, committed with each
-   * container's tasks' metadata.
+   * container's tasks' metadata. The checkpoint's plan {@code written} may differ from the job's in
+   * more than parallelism: state is matched to PTransforms by name ({@link PlanUpgrade}), which
+   * is checked before anything is written.
    *
    * @param copy links or copies container {@code i}'s part of the checkpoint into a directory
    *     (so that RocksDB may open it without changing the checkpoint)
    * @param scratch a directory for those copies, deleted at the end
-   * @throws IllegalStateException naming the entry's store and checkpoint if an entry cannot be routed
+   * @throws IllegalStateException naming the PTransforms whose state has no place in the job (unless
+   *     {@code --allowNonRestoredState}), or the entry's store and checkpoint if an entry cannot be routed
    * @throws UncheckedIOException naming the path on I/O failures
    */
-  void restore(Path checkpoint, int oldContainers, CopyPart copy, Path scratch, IntFunction<Path> working) {
+  void restore(Path checkpoint, PlanFingerprint written, int oldContainers, CopyPart copy, Path scratch,
+      IntFunction<Path> working) {
     long t0 = System.nanoTime();
+    upgrade = new PlanUpgrade(written.shape(), plan, allowNonRestoredState);
+    upgrade.check(checkpoint);
+    droppedEntries.clear();
     List<StateStorage> targets = new ArrayList<>(containers);
     List<Map<String, byte[]>> metadata = new ArrayList<>(containers);
     List<String> rescaledStages = List.of();
@@ -177,7 +196,7 @@ public final class RescaledRestore {
         }
         CheckpointStore.deleteTree(part);
       }
-      rescaledStages = taskParts.route(oldMetadata, holds,
+      rescaledStages = taskParts.route(oldMetadata, upgrade, holds,
           (stage, partition) -> (firstTask[stage] + partition) % containers, metadata);
       for (int c = 0; c < containers; c++) {
         targets.get(c).commit(metadata.get(c));
@@ -199,6 +218,18 @@ public final class RescaledRestore {
         checkpoint, oldContainers, containers,
         rescaledStages.isEmpty() ? "" : ", partitions " + String.join(", ", rescaledStages), entries,
         (System.nanoTime() - t0) / 1_000_000);
+    if (!upgrade.summary().isEmpty()) {
+      LOG.info("Checkpoint {} restored into an upgraded pipeline, state matched by PTransform name: {}", checkpoint,
+          upgrade.summary());
+    }
+    upgrade.dropped().forEach((transform, why) -> LOG.warn("Dropped the state of PTransform '{}' ({} store "
+        + "entries; --allowNonRestoredState=true): {}", transform, droppedEntries.getOrDefault(transform, 0L), why));
+    droppedEntries.forEach((transform, n) -> {
+      if (!upgrade.drops(transform)) {
+        LOG.warn("Dropped {} store entries of PTransform '{}', which the job does not have "
+            + "(--allowNonRestoredState=true)", n, transform);
+      }
+    });
   }
 
   /** Links or copies one old container's part of the checkpoint into a directory. */
@@ -226,18 +257,19 @@ public final class RescaledRestore {
           throw new IllegalStateException("Cannot rescale checkpoint " + checkpoint + ": store " + name
               + " holds a key of state format " + CellLayout.formatOf(key) + ", not " + CellLayout.FORMAT_VERSION);
         }
-        int stage;
+        int operator = timerIndex ? CellLayout.operatorOfTimerIndexKey(key) : CellLayout.operatorOfCell(key);
+        if (dropped(operator)) {
+          continue;
+        }
+        int stage = stageOf(operator, name, checkpoint);
         int partition;
         if (timerIndex) {
-          stage = stageOf(CellLayout.operatorOfTimerIndexKey(key), name, checkpoint);
           byte[] keyBytes = CellLayout.decodeTimerIndexKey(key, CellLayout.TIMER_INDEX_PREFIX_BYTES).keyBytes();
           partition = keyGroups.partitionOfKey(keyBytes, partitions[stage]);
           if (CellLayout.partitionOfTimerIndexKey(key) != partition) {
             key = CellLayout.withTimerIndexPartition(key, partition);
           }
         } else {
-          int operator = CellLayout.operatorOfCell(key);
-          stage = stageOf(operator, name, checkpoint);
           partition = keyGroups.partitionOf(CellLayout.keyGroupOfCell(key), partitions[stage]);
           long hold = CellLayout.holdOfCell(key, e.getValue());
           Integer node = nodeOfStateId.get(stage).get(operator);
@@ -253,11 +285,30 @@ public final class RescaledRestore {
     return n;
   }
 
+  /**
+   * Whether an entry of {@code operator}'s key spaces is dropped: its PTransform's state is dropped
+   * ({@link PlanUpgrade#drops}), or the job lacks it and {@code --allowNonRestoredState} is on.
+   */
+  private boolean dropped(int operator) {
+    String name = upgrade.oldOperatorName(operator);
+    boolean drop = name != null && upgrade.drops(name)
+        || allowNonRestoredState && !stageOfOperator.containsKey(operator);
+    if (drop) {
+      droppedEntries.merge(name != null ? CellLayout.stateIdentity(name) : "id " + Integer.toHexString(operator), 1L,
+          Long::sum);
+    }
+    return drop;
+  }
+
   private int stageOf(int operator, String store, Path checkpoint) {
     Integer stage = stageOfOperator.get(operator);
     if (stage == null) {
-      throw new IllegalStateException("Cannot rescale checkpoint " + checkpoint + ": store " + store
-          + " holds state of a PTransform (id " + Integer.toHexString(operator) + ") the job does not have");
+      String name = upgrade.oldOperatorName(operator);
+      throw new IllegalStateException("Cannot restore checkpoint " + checkpoint + ": store " + store
+          + " holds state of " + (name != null ? "PTransform '" + name + "'" : "a PTransform (id "
+          + Integer.toHexString(operator) + ")") + ", which the job does not have. Start with "
+          + "--allowNonRestoredState=true to drop that state and restore the rest, or with --restoreMode=NONE to "
+          + "discard every checkpoint and start fresh");
     }
     return stage;
   }

@@ -18,8 +18,9 @@ import org.apache.beam.sdk.annotations.Internal;
  *
  * <p>A part's format is its operator's business; the checkpoint stores the bytes under the task,
  * the node and the part name, so an operator reads back exactly what its own instance wrote. A
- * restored job has the same plan as the one that wrote the checkpoint (the checkpoint's plan
- * fingerprint is checked at start), so the same operator opens at the same node.
+ * restored job of the same plan opens the same operator at the same node; one of another plan (an
+ * upgraded pipeline) gets its parts moved to the node of the same PTransform name
+ * ({@code task.RescaledTaskParts}), in the rescaled form below.
  *
  * <h2>Rescaled restores</h2>
  *

@@ -27,7 +27,10 @@ import org.apache.beam.sdk.annotations.Internal;
  * with the key's {@linkplain KeyGroups key group} and names operators by a stable
  * {@linkplain #operatorId id of their PTransform} instead of the order they opened in, so that
  * state can be found by key group and transform when a job is restored at another parallelism
- * or after its pipeline changed. {@link ContainerState} writes the version into every
+ * or after its pipeline changed; version 4 (below) derives that id from the PTransform's
+ * {@linkplain #stateIdentity state identity}, its full name without the DoFn class name Beam's
+ * {@code ParDo} puts in it, so that a DoFn class may be renamed between versions of a pipeline.
+ * {@link ContainerState} writes the version into every
  * commit's metadata and refuses to open state committed under another one, naming its directory,
  * and a checkpoint's plan fingerprint carries it too, so old state is never read as new.
  *
@@ -130,7 +133,7 @@ import org.apache.beam.sdk.annotations.Internal;
 @Internal
 public final class CellLayout {
   /** The first byte of every key this class builds. */
-  public static final byte FORMAT_VERSION = 3;
+  public static final byte FORMAT_VERSION = 4;
   /** Kind byte of a state's single cell. */
   static final byte KIND_CELL = 0;
   /** Kind byte before the suffix of a state's element cells. */
@@ -155,7 +158,7 @@ public final class CellLayout {
 
   /**
    * The 4-byte id of {@code transform}'s keys in one key space: a 32-bit FNV-1a hash of the UTF-8
-   * of {@code space + '/' + transform}, mixed by murmur3's finalizer, big-endian. Stable across
+   * of {@code space + '/' + stateIdentity(transform)}, mixed by murmur3's finalizer, big-endian. Stable across
    * runs, JVMs and parallelism; collisions are possible in principle and refused by
    * {@link ContainerState#operatorId}.
    *
@@ -164,7 +167,7 @@ public final class CellLayout {
    */
   static byte[] operatorId(String transform, String space) {
     int h = 0x811c9dc5;
-    for (byte b : (space + '/' + transform).getBytes(StandardCharsets.UTF_8)) {
+    for (byte b : (space + '/' + stateIdentity(transform)).getBytes(StandardCharsets.UTF_8)) {
       h = (h ^ (b & 0xFF)) * 0x01000193;
     }
     h ^= h >>> 16;
@@ -175,6 +178,23 @@ public final class CellLayout {
     byte[] id = new byte[OPERATOR_ID_BYTES];
     putInt(id, 0, h);
     return id;
+  }
+
+  /** Beam's name of the one primitive {@code ParDo.of(fn)} expands to, under the name the user gave. */
+  private static final java.util.regex.Pattern PAR_DO_PRIMITIVE = java.util.regex.Pattern.compile("(.+)/ParMultiDo\\([^/]*\\)");
+
+  /**
+   * What identifies PTransform {@code fullName}'s state across versions of a pipeline: its full name,
+   * except that a {@code ParDo}'s primitive, which Beam names {@code <user's name>/ParMultiDo(<DoFn
+   * class>)}, is known by the user's name alone. So a DoFn class renamed under the same
+   * {@code apply("name", ParDo.of(...))} keeps its state, as in Flink, where state follows an
+   * operator's uid and not its class. A {@code ParDo} applied without a name has the class in its
+   * user's name too ({@code ParDo(Fn)}), and cannot be renamed. Unique among a plan's nodes: the
+   * composite a primitive is named under is not a node itself.
+   */
+  public static String stateIdentity(String fullName) {
+    java.util.regex.Matcher m = PAR_DO_PRIMITIVE.matcher(fullName);
+    return m.matches() ? m.group(1) : fullName;
   }
 
   // ---- state cells -------------------------------------------------------------------------

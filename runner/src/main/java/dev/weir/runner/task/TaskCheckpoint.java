@@ -24,10 +24,12 @@ import java.util.Map;
  *   <li>{@code node/<n>/<name>}: operator {@code n}'s heap state, part by part ({@link Operator#snapshot}).
  * </ul>
  *
- * <p>After a restore at another number of partitions ({@code checkpoint.RescaledRestore}), the
- * task's metadata holds {@value OperatorSnapshot#RESCALED} and, for its metrics and operator parts, those of
- * every old task they came from, suffixed {@code @<old partition>}: metrics are added up, and
- * operators keep what they own ({@link OperatorSnapshot#rescaled}).
+ * <p>After a restore at another number of partitions, or into an upgraded pipeline whose stage
+ * differs ({@code checkpoint.RescaledRestore}), the task's metadata holds
+ * {@value OperatorSnapshot#RESCALED} and, for its metrics and operator parts, those of every old
+ * task they came from, suffixed {@code @<old partition>} (metrics {@code @<old stage>.<old
+ * partition>}): metrics are added up, and operators keep what they own
+ * ({@link OperatorSnapshot#rescaled}).
  *
  * <p>The task decides when (it must be quiet, see {@code StageTask#quietForCheckpoint()}); this
  * class only knows the keys and walks the task's inputs and operators, each operator call in its

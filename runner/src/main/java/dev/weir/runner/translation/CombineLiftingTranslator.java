@@ -80,6 +80,7 @@ final class CombineLiftingTranslator {
     AccumulatorMergingFn merging = new AccumulatorMergingFn(combineFn, accumulatorCoder);
     NodeSpec merge = cut.enter(node.getFullName(), GroupByKeyOperator.nodeKind("CombineMerge", windowing),
         () -> GroupByKeyOperator.combining(keyCoder, accumulatorCoder, accumulatorCoder, merging, windowing, outTag));
+    merge.describeState(StateSchemas.combining(keyCoder, accumulatorCoder, windowing));
     context.registerOutputs(node, cut.stage(), merge);
     return true;
   }
@@ -95,6 +96,7 @@ final class CombineLiftingTranslator {
     NodeSpec group = cut.enter(node.getFullName(), GroupByKeyOperator.nodeKind("CombiningGroupByKey", windowing),
         () -> GroupByKeyOperator.combining(keyCoder, kvCoder.getValueCoder(), accumulatorCoder, combineFn, windowing,
             outTag));
+    group.describeState(StateSchemas.combining(keyCoder, accumulatorCoder, windowing));
     context.registerOutputs(node, cut.stage(), group);
   }
 }

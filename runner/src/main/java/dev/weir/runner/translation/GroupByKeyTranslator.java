@@ -30,6 +30,7 @@ final class GroupByKeyTranslator implements TransformTranslator {
     TupleTag outTag = TranslationContext.singleOutputTag(node);
     NodeSpec gbk = cut.enter(node.getFullName(), GroupByKeyOperator.nodeKind("GroupByKey", windowing),
         () -> GroupByKeyOperator.grouping(keyCoder, valueCoder, windowing, (TupleTag<KV<Object, Iterable<Object>>>) outTag));
+    gbk.describeState(StateSchemas.grouping(keyCoder, valueCoder, windowing));
     context.registerOutputs(node, cut.stage(), gbk);
   }
 }

@@ -27,6 +27,8 @@ public final class NodeSpec {
   private final Map<TupleTag<?>, List<Integer>> consumers = new LinkedHashMap<>();
   /** Outputs whose elements round-trip through this coder before their consumers ({@link EncodingRule}). */
   private final Map<TupleTag<?>, org.apache.beam.sdk.coders.Coder<?>> roundTrips = new LinkedHashMap<>();
+  /** What the bytes of the node's keyed state mean (its coders), or null for a node without keyed state. */
+  private String stateSchema;
 
   private NodeSpec(int index, String stepName, String kind, OperatorFactory factory, StreamPlan writesTo) {
     this.index = index;
@@ -49,6 +51,40 @@ public final class NodeSpec {
   void declareOutput(TupleTag<?> tag) {
     consumers.computeIfAbsent(tag, t -> new ArrayList<>());
   }
+
+  /**
+   * Records what the bytes of this node's keyed state mean: its key, window and state coders, as
+   * one line ({@link #describeCoder}). Translation only.
+   */
+  void describeState(String schema) {
+    this.stateSchema = schema;
+  }
+
+  /**
+   * What the bytes of this node's keyed state mean, e.g. {@code key VarLongCoder, windows
+   * GlobalWindow$Coder, count=value(VarLongCoder)}; null if the node keeps no keyed state. A restore
+   * into a job whose node of the same name has another schema would decode the checkpoint's bytes
+   * with other coders, so it is refused ({@code checkpoint.PlanUpgrade}).
+   */
+  public String stateSchema() {
+    return stateSchema;
+  }
+
+  /**
+   * A coder as the plan fingerprint and state schemas describe it: its {@code toString()} (Beam's
+   * coders name their components there) with every Java identity hash taken out ({@code
+   * Class@1b2c3d} becomes {@code Class}: the hash differs in every JVM, and a {@code DelegateCoder}
+   * names its functions that way); {@code none} for null.
+   */
+  public static String describeCoder(org.apache.beam.sdk.coders.Coder<?> coder) {
+    if (coder == null) {
+      return "none";
+    }
+    return IDENTITY_HASH.matcher(coder.toString()).replaceAll("");
+  }
+
+  /** Java's default {@code toString()} suffix: {@code @} and the identity hash in hex. */
+  private static final java.util.regex.Pattern IDENTITY_HASH = java.util.regex.Pattern.compile("@[0-9a-f]+\\b");
 
   void roundTrip(TupleTag<?> tag, org.apache.beam.sdk.coders.Coder<?> coder) {
     roundTrips.put(tag, coder);

@@ -63,6 +63,7 @@ final class SplittableProcessTranslator implements TransformTranslator {
     SerializedCopies fn = new SerializedCopies<>(process.getFn()); // one serialized form for all tasks
     NodeSpec spec = cut.enter(node.getFullName(), "SplittableProcess", () -> new SplittableProcessOperator(transform,
         fn, inputCoder, outputCoders, elementWindowing, maxOutputs, maxDuration));
+    spec.describeState(StateSchemas.splittable(keyed.keyCoder(), inputCoder, elementWindowing));
     context.broadcastViews(node, cut.stage(), spec, process.getSideInputs());
     context.registerOutputs(node, cut.stage(), spec);
   }

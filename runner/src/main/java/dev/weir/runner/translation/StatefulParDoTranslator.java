@@ -42,6 +42,7 @@ final class StatefulParDoTranslator {
         () -> ParDoTranslator.stable(signature, parts, new StatefulParDoOperator(copies, parts.mainTag(),
             parts.additionalTags(), kv, parts.outputCoders(), parts.windowing(), parts.schema(),
             parts.sideInputMapping(), parts.views(), concurrent)));
+    spec.describeState(StateSchemas.statefulParDo(kvCoder.getKeyCoder(), parts.windowing(), parts.fn()));
     context.broadcastViews(node, cut.stage(), spec, parts.views());
     context.registerOutputs(node, cut.stage(), spec);
   }

@@ -177,7 +177,8 @@ final class TranslationContext {
    */
   StreamPlan feed(Producer from, StreamPlan.Kind kind, StagePlan to, Coder<?> keyCoder,
       TransformHierarchy.Node node) {
-    String name = "s" + streams.size() + "-" + kind.name().toLowerCase() + "-" + sanitize(node.getFullName());
+    String name = "s" + streams.size() + "-" + kind.name().toLowerCase() + "-"
+        + sanitize(dev.weir.runner.state.CellLayout.stateIdentity(node.getFullName()));
     StreamPlan stream = new StreamPlan(streams.size(), name, kind, from.stage(), to, keyCoder,
         elementCoders.get(from));
     streams.add(stream);

@@ -348,7 +348,9 @@ class CheckpointRestorePipelineTest {
     first.cancel();
 
     assertThatThrownBy(() -> pipeline("job-b", "LATEST", "renamed").run())
-        .hasMessageContaining("renamed")
+        .hasMessageContaining("keyed state of PTransform 'count/ParMultiDo(Count)'")
+        .hasMessageContaining("which the job does not have")
+        .hasMessageContaining("--allowNonRestoredState=true")
         .hasMessageContaining("--restoreMode=NONE");
 
     GATE.set(100);
@@ -357,6 +359,41 @@ class CheckpointRestorePipelineTest {
     PipelineResult fresh = pipeline("job-b", "NONE", "renamed").run();
     assertThat(fresh.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
     assertThat(COUNTS.values()).containsOnly(20L); // started over: 100 elements, 5 keys
+  }
+
+  @Test
+  void anUpgradedPipeline_withAStepAddedAndItsDoFnsCodeChanged_keepsEveryKeysState() throws Exception {
+    countToASavepoint("job-u", 1000);
+    assertThat(COUNTS.values()).containsOnly(200L);
+
+    GATE.set(2000);
+    END.set(2000);
+    UPGRADED_SEEN.set(0);
+    PipelineResult upgraded = pipeline("job-u", new CountFnV2(), true, 2, 2).run();
+    assertThat(upgraded.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(UPGRADED_SEEN.get()).as("the new code ran, on the elements after the savepoint").isEqualTo(1000);
+    assertThat(COUNTS.values()).as("every key's count went on from the savepoint's").hasSize(5).containsOnly(400L);
+  }
+
+  @Test
+  void anUpgradedPipelineWhoseStateCoderChanged_failsNamingTheTransform_unlessTheStateIsDropped()
+      throws Exception {
+    countToASavepoint("job-c", 1000);
+
+    assertThatThrownBy(() -> pipeline("job-c", new BigEndianCountFn(), false, 2, 2).run())
+        .hasMessageContaining("PTransform 'count/ParMultiDo(Count)' holds keyed state of another shape in the checkpoint")
+        .hasMessageContaining("count=value(VarLongCoder)")
+        .hasMessageContaining("count=value(BigEndianLongCoder)")
+        .hasMessageContaining("--allowNonRestoredState=true");
+
+    GATE.set(2000);
+    END.set(2000);
+    COUNTS.clear();
+    PipelineResult dropped = pipeline("job-c", new BigEndianCountFn(), false, 2, 2,
+        "--allowNonRestoredState=true").run();
+    assertThat(dropped.waitUntilFinish(Duration.standardMinutes(2))).isEqualTo(PipelineResult.State.DONE);
+    assertThat(COUNTS.values()).as("counts start over; the source resumed at the savepoint's position")
+        .hasSize(5).containsOnly(200L);
   }
 
   @Test
@@ -558,16 +595,59 @@ class CheckpointRestorePipelineTest {
 
   private Pipeline pipeline(String jobName, String restoreMode, String countName, int containers,
       int parallelism) {
-    PipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=" + WeirRunner.class.getName(),
+    return pipeline(jobName, countName, new CountFn(), false, containers, parallelism, "--restoreMode=" + restoreMode);
+  }
+
+  /** The counting job, its "count" step running {@code countFn}; upgraded with a step before the keys if {@code addedStep}. */
+  private Pipeline pipeline(String jobName, DoFn<KV<Long, Long>, Void> countFn, boolean addedStep, int containers,
+      int parallelism, String... args) {
+    return pipeline(jobName, "count", countFn, addedStep, containers, parallelism, args);
+  }
+
+  private Pipeline pipeline(String jobName, String countName, DoFn<KV<Long, Long>, Void> countFn, boolean addedStep,
+      int containers, int parallelism, String... args) {
+    List<String> all = new java.util.ArrayList<>(List.of("--runner=" + WeirRunner.class.getName(),
         "--jobName=" + jobName, "--stateDirectory=" + stateDirectory, "--stateBackend=ROCKSDB",
-        "--containers=" + containers,
-        "--parallelism=" + parallelism, "--checkpointingIntervalMs=100", "--restoreMode=" + restoreMode, "--streaming")
-        .as(WeirPipelineOptions.class);
+        "--containers=" + containers, "--parallelism=" + parallelism, "--checkpointingIntervalMs=100", "--streaming"));
+    all.addAll(List.of(args));
+    PipelineOptions options = PipelineOptionsFactory.fromArgs(all.toArray(String[]::new)).as(WeirPipelineOptions.class);
     Pipeline p = Pipeline.create(options);
-    p.apply(Read.from(new GatedSource()))
-        .apply(WithKeys.of((Long n) -> n % 5).withKeyType(TypeDescriptors.longs()))
-        .apply(countName, ParDo.of(new CountFn()));
+    org.apache.beam.sdk.values.PCollection<Long> read = p.apply(Read.from(new GatedSource()));
+    if (addedStep) {
+      read = read.apply("AddedStep", org.apache.beam.sdk.transforms.Filter.by((Long n) -> n >= 0));
+    }
+    read.apply(WithKeys.of((Long n) -> n % 5).withKeyType(TypeDescriptors.longs()))
+        .apply(countName, ParDo.of(countFn));
     return p;
+  }
+
+  static final AtomicLong UPGRADED_SEEN = new AtomicLong();
+
+  /** The counting DoFn's next version: the same state, other code. */
+  static final class CountFnV2 extends DoFn<KV<Long, Long>, Void> {
+    @StateId("count")
+    private final StateSpec<ValueState<Long>> count = StateSpecs.value(VarLongCoder.of());
+
+    @ProcessElement
+    public void process(@Element KV<Long, Long> element, @StateId("count") ValueState<Long> count) {
+      long next = java.util.Objects.requireNonNullElse(count.read(), 0L) + 1;
+      count.write(next);
+      COUNTS.put(element.getKey(), next);
+      UPGRADED_SEEN.incrementAndGet();
+    }
+  }
+
+  /** The counting DoFn with its state in another coder: the checkpoint's bytes mean something else to it. */
+  static final class BigEndianCountFn extends DoFn<KV<Long, Long>, Void> {
+    @StateId("count")
+    private final StateSpec<ValueState<Long>> count = StateSpecs.value(org.apache.beam.sdk.coders.BigEndianLongCoder.of());
+
+    @ProcessElement
+    public void process(@Element KV<Long, Long> element, @StateId("count") ValueState<Long> count) {
+      long next = java.util.Objects.requireNonNullElse(count.read(), 0L) + 1;
+      count.write(next);
+      COUNTS.put(element.getKey(), next);
+    }
   }
 
   /** Counts per key in state and records the running count. */

@@ -47,8 +47,8 @@ class CellLayoutTest {
   private static final byte[] KEY = {0x6b};
   private static final byte[] NS = {0x2f};
 
-  /** version 03 | key group 0102 | operator 00000007 | len 00000001 | key 6b. */
-  private static final String KEY_PREFIX = "03 0102 00000007 00000001 6b";
+  /** version 04 | key group 0102 | operator 00000007 | len 00000001 | key 6b. */
+  private static final String KEY_PREFIX = "04 0102 00000007 00000001 6b";
   /** KEY_PREFIX | len 00000001 | ns 2f | len 00000001 | id 73 ("s"). */
   private static final String BASE_S = KEY_PREFIX + " 00000001 2f 00000001 73";
 
@@ -115,20 +115,20 @@ class CellLayoutTest {
   @Test
   void timerIndexKeyAndValue_operatorThenPartitionThenTime() {
     byte[] prefix = CellLayout.timerIndexPrefix(new byte[] {0, 0, 0, 2}, 5);
-    assertThat(hex(prefix)).isEqualTo(hexOf("03 00000002 00000005"));
+    assertThat(hex(prefix)).isEqualTo(hexOf("04 00000002 00000005"));
     byte[] key = CellLayout.timerIndexKey(prefix, -1, KEY, NS, bytes("74"), bytes("66"));
     assertThat(hex(key)).isEqualTo(
-        hexOf("03 00000002 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
+        hexOf("04 00000002 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
     assertThat(CellLayout.partitionOfTimerIndexKey(key)).isEqualTo(5);
     assertThat(hex(CellLayout.withTimerIndexPartition(key, 9))).isEqualTo(
-        hexOf("03 00000002 00000009 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
+        hexOf("04 00000002 00000009 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
     assertThat(hex(CellLayout.timerIndexValue(5))).isEqualTo("0000000000000005");
   }
 
   @Test
   void timerSlotKeyAndValue_keyGroupFirstLikeStateCells() {
     byte[] slot = CellLayout.timerSlotKey(KEY_GROUP, new byte[] {0, 0, 0, 3}, KEY, NS, bytes("74"), new byte[0]);
-    assertThat(hex(slot)).isEqualTo(hexOf("03 0102 00000003 00000001 6b 00000001 2f 00000001 74 00000000"));
+    assertThat(hex(slot)).isEqualTo(hexOf("04 0102 00000003 00000001 6b 00000001 2f 00000001 74 00000000"));
     assertThat(CellLayout.keyGroupOfCell(slot)).isEqualTo(KEY_GROUP);
     assertThat(hex(CellLayout.timerSlotValue(-1, 5))).isEqualTo(hexOf("ffffffffffffffff 0000000000000005"));
   }
@@ -238,6 +238,18 @@ class CellLayoutTest {
   }
 
   @Test
+  void aParDosStateIsKnownByTheNameTheUserGave_notByItsDoFnClass() {
+    assertThat(CellLayout.stateIdentity("count/ParMultiDo(CountFn)")).isEqualTo("count");
+    assertThat(CellLayout.stateIdentity("a/b/ParMultiDo(Fn)")).isEqualTo("a/b");
+    assertThat(CellLayout.stateIdentity("ParMultiDo(Fn)")).as("no name above it").isEqualTo("ParMultiDo(Fn)");
+    assertThat(CellLayout.stateIdentity("count/ParMultiDo(Fn)/Inner")).isEqualTo("count/ParMultiDo(Fn)/Inner");
+    assertThat(CellLayout.stateIdentity("GroupByKey")).isEqualTo("GroupByKey");
+    assertThat(CellLayout.operatorIdValue("count/ParMultiDo(CountFn)", "state"))
+        .isEqualTo(CellLayout.operatorIdValue("count/ParMultiDo(CountFnV2)", "state"))
+        .isNotEqualTo(CellLayout.operatorIdValue("count", "timer-index"));
+  }
+
+  @Test
   void timerIndexWritesExactlyTheseEntries() {
     try (ContainerState state = ContainerState.inMemory(1000)) {
       TimerIndex index = new TimerIndex(state, "step", 5, GlobalWindow.Coder.INSTANCE, 8);
@@ -247,10 +259,10 @@ class CellLayoutTest {
       state.commit();
 
       assertThat(dump(state.timerStore())).isEqualTo(Map.of(
-          hexOf("03 b0230421 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"),
+          hexOf("04 b0230421 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"),
           "0000000000000005"));
       assertThat(dump(state.storage().store(ContainerState.STORE))).isEqualTo(Map.of(
-          hexOf("03 314d c3db6dcc 00000001 6b 00000001 2f 00000001 74 00000001 66"),
+          hexOf("04 314d c3db6dcc 00000001 6b 00000001 2f 00000001 74 00000001 66"),
           hexOf("ffffffffffffffff 0000000000000005")));
     }
   }
