@@ -39,7 +39,9 @@ import org.apache.samza.serializers.Serde;
  *       differently after a restart, so such stages send {@value #ELEMENT};
  *   <li>{@value #WATERMARK}: then the producer's partition index ({@code int}), the watermark in
  *       epoch ms ({@code long}) and the producer's task name (modified UTF-8);
- *   <li>{@value #END_OF_STREAM}: then the producer's partition index ({@code int}) and task name.
+ *   <li>{@value #END_OF_STREAM}: then the producer's partition index ({@code int}) and task name;
+ *   <li>{@value #DRAINED_WATERMARK}: as {@value #WATERMARK}, for a watermark the job's drain moved
+ *       ({@link ProducerWatermark#drained()}).
  * </ul>
  *
  * <p>Errors: a message of an unknown kind, truncated, or with bytes left over fails with an
@@ -58,6 +60,8 @@ public final class WeirMessageSerde implements Serde<Object>, Serializable {
   public static final byte END_OF_STREAM = 2;
   /** Kind byte of an element with its producer's sequence number ({@link SequencedElement}). */
   public static final byte SEQUENCED_ELEMENT = 3;
+  /** Kind byte of a producer's watermark moved by the job's drain. */
+  public static final byte DRAINED_WATERMARK = 4;
 
   private final String stream;
   private final Coder<WindowedValue<?>> coder;
@@ -101,7 +105,7 @@ public final class WeirMessageSerde implements Serde<Object>, Serializable {
           throw new IllegalStateException("cannot encode an element of stream " + stream + " with " + coder, e);
         }
       } else if (message instanceof ProducerWatermark watermark) {
-        out.writeByte(WATERMARK);
+        out.writeByte(watermark.drained() ? DRAINED_WATERMARK : WATERMARK);
         out.writeInt(watermark.producer());
         out.writeLong(watermark.getTimestamp());
         out.writeUTF(watermark.getTaskName());
@@ -160,17 +164,18 @@ public final class WeirMessageSerde implements Serde<Object>, Serializable {
           }
           message = new SequencedElement(producer, sequence, element);
         }
-        case WATERMARK -> {
+        case WATERMARK, DRAINED_WATERMARK -> {
           int producer = in.readInt();
           long timestampMs = in.readLong();
-          message = new ProducerWatermark(timestampMs, producer, in.readUTF());
+          message = new ProducerWatermark(timestampMs, producer, in.readUTF(), bytes[0] == DRAINED_WATERMARK);
         }
         case END_OF_STREAM -> {
           int producer = in.readInt();
           message = new ProducerEndOfStream(producer, in.readUTF());
         }
         default -> throw corrupt("its kind byte is " + bytes[0] + " (allowed: " + ELEMENT + " element, " + WATERMARK
-            + " watermark, " + END_OF_STREAM + " end of stream, " + SEQUENCED_ELEMENT + " sequenced element)", bytes);
+            + " watermark, " + END_OF_STREAM + " end of stream, " + SEQUENCED_ELEMENT + " sequenced element, "
+            + DRAINED_WATERMARK + " drained watermark)", bytes);
       }
     } catch (IOException e) {
       throw corrupt("it is truncated (" + e.getClass().getSimpleName() + ")", bytes);

@@ -95,6 +95,18 @@ class WeirMessageSerdeTest {
     ProducerWatermark max = (ProducerWatermark) SERDE.fromBytes(SERDE.toBytes(
         new ProducerWatermark(Long.MAX_VALUE, 0, "stage-0-p0")));
     assertThat(max.getTimestamp()).isEqualTo(Long.MAX_VALUE);
+    assertThat(decoded.drained()).isFalse();
+  }
+
+  @Test
+  void aWatermarkTheDrainMoved_keepsItsCause() {
+    byte[] bytes = SERDE.toBytes(new ProducerWatermark(Long.MAX_VALUE, 2, "stage-0-p2", true));
+    assertThat(bytes[0]).isEqualTo(WeirMessageSerde.DRAINED_WATERMARK);
+    ProducerWatermark decoded = (ProducerWatermark) SERDE.fromBytes(bytes);
+    assertThat(decoded.drained()).isTrue();
+    assertThat(decoded.getTimestamp()).isEqualTo(Long.MAX_VALUE);
+    assertThat(decoded.producer()).isEqualTo(2);
+    assertThat(decoded.getTaskName()).isEqualTo("stage-0-p2");
   }
 
   @Test
@@ -125,7 +137,7 @@ class WeirMessageSerdeTest {
     assertThatThrownBy(() -> SERDE.fromBytes(new byte[] {9, 1, 2}))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("corrupt message on Weir stream s0-shuffle-GroupByKey: its kind byte is 9 (allowed: 0 element, "
-            + "1 watermark, 2 end of stream, 3 sequenced element); length 3 bytes");
+            + "1 watermark, 2 end of stream, 3 sequenced element, 4 drained watermark); length 3 bytes");
   }
 
   @Test

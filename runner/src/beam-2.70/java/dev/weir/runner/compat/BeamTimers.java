@@ -21,6 +21,11 @@ public final class BeamTimers {
     return false;
   }
 
+  /** {@code timer}, marked as firing because the pipeline is draining: {@code timer} itself on Beam 2.70. */
+  public static TimerData withDrainCause(TimerData timer) {
+    return timer;
+  }
+
   /**
    * Calls {@code runner.onTimer} for one firing.
    *

@@ -23,6 +23,19 @@ public final class BeamTimers {
   }
 
   /**
+   * {@code timer}, marked as firing because the pipeline is draining ({@code CAUSED_BY_DRAIN}):
+   * runners-core then hands the cause to the DoFn's {@code @OnTimer} method, and a GroupByKey's
+   * {@code ReduceFnRunner} to the panes it emits.
+   */
+  public static TimerData withDrainCause(TimerData timer) {
+    if (timer.causedByDrain() == CausedByDrain.CAUSED_BY_DRAIN) {
+      return timer;
+    }
+    return TimerData.of(timer.getTimerId(), timer.getTimerFamilyId(), timer.getNamespace(), timer.getTimestamp(),
+        timer.getOutputTimestamp(), timer.getDomain(), CausedByDrain.CAUSED_BY_DRAIN);
+  }
+
+  /**
    * Calls {@code runner.onTimer} for one firing.
    *
    * @param causedByDrain whether the firing comes from a drain

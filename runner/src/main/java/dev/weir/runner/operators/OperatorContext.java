@@ -38,6 +38,9 @@ import org.apache.beam.sdk.values.TupleTag;
  * @param workers the container's worker threads and mailbox for a concurrent ParDo
  *     ({@link ConcurrentParDoOperator}), or null when the job runs every ParDo on its container
  *     thread ({@code --containerThreadPoolSize=0}, the default) or the host has no worker pool
+ * @param drainCaused whether the task's input watermark went to the end of time because the job
+ *     is draining: timers fired while it holds are caused by the drain (Beam 2.73's
+ *     {@code CausedByDrain}); asked per fired timer, on the container thread
  */
 @Internal
 public record OperatorContext(
@@ -52,7 +55,16 @@ public record OperatorContext(
     OperatorSnapshot restored,
     boolean checkpointed,
     boolean eventBundles,
-    ProcessElementWorkers workers) {
+    ProcessElementWorkers workers,
+    java.util.function.BooleanSupplier drainCaused) {
+
+  /** A context whose task never drains (tests, and hosts without drain). */
+  public OperatorContext(PipelineOptions options, String stepName, int partition, Map<TupleTag<?>, Receiver> outputs,
+      StepRunner step, ContainerState state, JobClock clock, BundleFinalizers finalizers, OperatorSnapshot restored,
+      boolean checkpointed, boolean eventBundles, ProcessElementWorkers workers) {
+    this(options, stepName, partition, outputs, step, state, clock, finalizers, restored, checkpointed, eventBundles,
+        workers, () -> false);
+  }
 
   /** A context without worker threads (every operator but a concurrent ParDo needs none). */
   public OperatorContext(PipelineOptions options, String stepName, int partition, Map<TupleTag<?>, Receiver> outputs,

@@ -82,6 +82,8 @@ public abstract class SourcePartition implements InputPartition {
   private final SystemStreamPartition ssp;
   private final String taskName;
   private Phase phase = Phase.DATA;
+  /** Set by {@link #drain()} while the split still had data: its final watermark then says so. */
+  boolean drained;
   SourceContext context;
 
   SourcePartition(String streamName, int partition, String taskName) {
@@ -162,7 +164,7 @@ public abstract class SourcePartition implements InputPartition {
         // fall through
       case FINAL_WATERMARK:
         phase = Phase.END_OF_STREAM;
-        return watermark(MAX_WATERMARK_MS);
+        return drained ? new ProducerWatermark(MAX_WATERMARK_MS, 0, taskName, true) : watermark(MAX_WATERMARK_MS);
       case END_OF_STREAM:
         phase = Phase.DONE;
         return new ProducerEndOfStream(0, taskName);
@@ -173,8 +175,10 @@ public abstract class SourcePartition implements InputPartition {
 
   /**
    * Drains the split: it reads nothing more and ends as if its source had (its final watermark,
-   * the end of time, then end of stream), so that downstream every window and timer fires. No
-   * effect on a split without a reader of its own (a test stream). Container thread.
+   * the end of time, marked {@linkplain ProducerWatermark#drained() drained}, then end of stream),
+   * so that downstream every window and timer fires, caused by the drain. No effect on a split
+   * without a reader of its own (a test stream), or on one that already sent its final watermark.
+   * Container thread.
    */
   public void drain() {}
 
@@ -428,6 +432,7 @@ public abstract class SourcePartition implements InputPartition {
 
     @Override
     public final void drain() {
+      drained |= !done;
       done = true;
     }
 

@@ -108,8 +108,16 @@ public final class StreamWriter implements Operator {
 
   /** Sends a watermark (epoch ms) from this producer to every partition. */
   public void sendWatermark(long watermarkMs) {
+    sendWatermark(watermarkMs, false);
+  }
+
+  /**
+   * Sends a watermark (epoch ms) from this producer to every partition, marked as moved by the
+   * job's drain if {@code drained} ({@link ProducerWatermark#drained()}).
+   */
+  public void sendWatermark(long watermarkMs, boolean drained) {
     for (int p = 0; p < stream.partitionCount(); p++) {
-      send(p, null, new ProducerWatermark(watermarkMs, producer, taskName));
+      send(p, null, new ProducerWatermark(watermarkMs, producer, taskName, drained));
     }
   }
 

@@ -227,7 +227,7 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
     opened = true;
     graph.open((node, outputs) -> new OperatorContext(options, node.stepName(), partition, outputs,
         steps[node.index()], state, clock, commit.finalizers(), checkpoint.restoredParts(node.index()), checkpointed,
-        quiescence != null, workers));
+        quiescence != null, workers, watermarks::drainCaused));
     if (stage.source() != null) {
       checkpoint.restoreSourcePositions();
       for (TaskInput input : inputs) {
@@ -352,6 +352,9 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
         }
       }
     } else if (message instanceof ProducerWatermark watermark) {
+      if (watermark.drained()) {
+        watermarks.onProducerDrained(input.index, watermark.producer());
+      }
       watermarks.onProducerWatermark(input.index, watermark.producer(), watermark.getTimestamp());
       watermarkMoved(input);
     } else if (message instanceof ProducerEndOfStream end) {
@@ -627,7 +630,7 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
       if (writerAt[i] != null) {
         long sendMs = watermarks.advanceWriter(i);
         if (sendMs != Long.MIN_VALUE) {
-          writerAt[i].sendWatermark(sendMs);
+          writerAt[i].sendWatermark(sendMs, watermarks.drainCaused());
         }
       }
     }

@@ -48,6 +48,10 @@ public final class StageWatermarks {
   private final long[][] producerMs;
   /** Per input, per producer: whether it sent end of stream. */
   private final boolean[][] producerEnded;
+  /** Per input, per producer: whether its watermark moved because the job is draining. */
+  private final boolean[][] producerDrained;
+  /** Whether the input watermark's move to the end of time is the drain's ({@link #drainCaused()}). */
+  private boolean drainCaused;
   /** Per input: producers that ended. */
   private final int[] endedCount;
   /** Per input: the minimum over its producers. */
@@ -80,6 +84,10 @@ public final class StageWatermarks {
       producerMs[i] = new long[producers[i]];
       Arrays.fill(producerMs[i], MIN_WATERMARK_MS);
       producerEnded[i] = new boolean[producers[i]];
+    }
+    this.producerDrained = new boolean[inputs][];
+    for (int i = 0; i < inputs; i++) {
+      producerDrained[i] = new boolean[producers[i]];
     }
     this.endedCount = new int[inputs];
     this.inputMs = new long[inputs];
@@ -246,6 +254,42 @@ public final class StageWatermarks {
     producerEnded[input][producer] = true;
     endedCount[input]++;
     onProducerWatermark(input, producer, MAX_WATERMARK_MS);
+    updateDrainCaused();
+  }
+
+  /**
+   * Records that {@code producer}'s watermark on {@code input} moved because the job is draining
+   * (its {@code ProducerWatermark} said so); call before recording the watermark itself.
+   */
+  void onProducerDrained(int input, int producer) {
+    if (!producerDrained[input][producer]) {
+      producerDrained[input][producer] = true;
+      updateDrainCaused();
+    }
+  }
+
+  /**
+   * Whether the task's input watermark went to the end of time because the job is draining: some
+   * producer drained, and every producer of every input either drained or had ended. Timers fired
+   * from then on are caused by the drain (Beam 2.73's {@code CausedByDrain}), and the task's own
+   * watermarks say so downstream. A field read.
+   */
+  boolean drainCaused() {
+    return drainCaused;
+  }
+
+  private void updateDrainCaused() {
+    boolean any = false;
+    for (int i = 0; i < producerDrained.length; i++) {
+      for (int p = 0; p < producerDrained[i].length; p++) {
+        if (!producerDrained[i][p] && !producerEnded[i][p]) {
+          drainCaused = false;
+          return;
+        }
+        any |= producerDrained[i][p];
+      }
+    }
+    drainCaused = any;
   }
 
   /** Ends every producer of every input (the task was told its whole input ended). */

@@ -111,6 +111,8 @@ public final class KeyedTimers implements TimerInternals {
   private KeyContext<?> current;
   private Instant inputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
   private Instant outputWatermark = BoundedWindow.TIMESTAMP_MIN_VALUE;
+  /** Applied to every timer polled to fire ({@link #markFirings}); none by default. */
+  private java.util.function.UnaryOperator<TimerData> firingMark;
   /** Set from the job's clock by the operator at open, then by each processing-time tick. */
   private Instant processingNow = BoundedWindow.TIMESTAMP_MIN_VALUE;
 
@@ -233,6 +235,16 @@ public final class KeyedTimers implements TimerInternals {
   }
 
   /**
+   * Applies {@code mark} to every timer polled to fire, before the operator sees it: the operator
+   * marks the timers its task fires because the job is draining (Beam 2.73's
+   * {@code CausedByDrain}, which runners-core hands to {@code @OnTimer} and a GroupByKey to its
+   * panes). {@code mark} returns its argument when it has nothing to add.
+   */
+  public void markFirings(java.util.function.UnaryOperator<TimerData> mark) {
+    this.firingMark = mark;
+  }
+
+  /**
    * Removes and returns the earliest event-time timer before the input watermark, or null. Its
    * key context comes from the key resolver (a polled entry has no sequence or slot).
    */
@@ -244,7 +256,11 @@ public final class KeyedTimers implements TimerInternals {
     if (outputHolds != null) {
       outputHolds.replace(new Instant(TimerIndex.outputMillis(ready.data())), null);
     }
-    return new Entry(keyResolver.apply(ready.keyBytes()), ready.data(), 0, null);
+    return new Entry(keyResolver.apply(ready.keyBytes()), caused(ready.data()), 0, null);
+  }
+
+  private TimerData caused(TimerData timer) {
+    return firingMark == null ? timer : firingMark.apply(timer);
   }
 
   /**
@@ -257,7 +273,9 @@ public final class KeyedTimers implements TimerInternals {
     if (processingTime.isEmpty() || !processingNow.isAfter(processingTime.first().data.getTimestamp())) {
       return null;
     }
-    return remove(processingTime.pollFirst());
+    Entry polled = remove(processingTime.pollFirst());
+    TimerData marked = caused(polled.data);
+    return marked == polled.data ? polled : new Entry(polled.key, marked, polled.sequence, polled.slot);
   }
 
   /** Whether {@link #pollReadyProcessingTimer()} would return a timer. */

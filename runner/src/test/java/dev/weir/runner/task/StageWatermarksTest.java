@@ -40,6 +40,30 @@ class StageWatermarksTest {
   }
 
   @Test
+  void theDrainCausesTheEnd_onlyOnceEveryProducerDrainedOrHadEnded() {
+    assertThat(watermarks.drainCaused()).isFalse();
+    watermarks.onProducerEnd(1, 0); // the side input's producer ended before the drain
+    assertThat(watermarks.drainCaused()).as("no producer drained").isFalse();
+    watermarks.onProducerDrained(0, 0);
+    watermarks.onProducerWatermark(0, 0, MAX_WATERMARK_MS);
+    assertThat(watermarks.drainCaused()).as("main input producer 1 still runs: its watermark moves the input").isFalse();
+    watermarks.onProducerDrained(0, 1);
+    assertThat(watermarks.drainCaused()).isTrue();
+    watermarks.onProducerEnd(0, 0);
+    watermarks.onProducerEnd(0, 1);
+    assertThat(watermarks.drainCaused()).as("the ends after the drain's watermarks keep the cause").isTrue();
+  }
+
+  @Test
+  void aStageWhoseProducersAllEndedWithoutADrain_isNotDrainCaused() {
+    watermarks.onProducerEnd(0, 0);
+    watermarks.onProducerEnd(0, 1);
+    watermarks.onProducerEnd(1, 0);
+    assertThat(watermarks.allInputsEnded()).isTrue();
+    assertThat(watermarks.drainCaused()).isFalse();
+  }
+
+  @Test
   void aSnapshotRestoresEveryProducersWatermarkAndEnd_intoAFreshTask() {
     watermarks.onProducerWatermark(0, 0, 10);
     watermarks.onProducerWatermark(0, 1, 7);

@@ -1,5 +1,6 @@
 package dev.weir.runner.operators.keyed;
 
+import dev.weir.runner.compat.BeamTimers;
 import dev.weir.runner.operators.Operator;
 import dev.weir.runner.operators.OperatorContext;
 import dev.weir.runner.operators.OperatorSnapshot;
@@ -87,6 +88,8 @@ abstract class KeyedOperator<K> implements Operator {
     timers.advanceProcessingTime(new Instant(context.clock().millis()));
     timers.open(context.state(), context.stepName(), context.partition(), windowCoder, this::keyOf,
         KeyedTimers.DEFAULT_HEAP_CAPACITY);
+    java.util.function.BooleanSupplier drainCaused = context.drainCaused();
+    timers.markFirings(timer -> drainCaused.getAsBoolean() ? BeamTimers.withDrainCause(timer) : timer);
     this.windowCoder = windowCoder;
     keys.holds().restore(context.restored().get(HOLDS_PART));
     for (OperatorSnapshot.Part part : context.restored().all(PROCESSING_TIMERS_PART)) {
