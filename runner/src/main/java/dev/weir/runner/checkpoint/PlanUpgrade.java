@@ -10,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import org.apache.beam.sdk.annotations.Internal;
 
@@ -108,11 +107,11 @@ public final class PlanUpgrade {
       }
       if (stage.source()) {
         String source = stage.nodes().get(0);
-        StagePlan now2 = nowSources.get(source);
-        if (now2 == null) {
+        StagePlan restored = nowSources.get(source);
+        if (restored == null) {
           refuse(source, "the checkpoint holds the positions of source '" + source + "', which the job does not have");
-        } else if (now2.partitions() != stage.partitions()) {
-          refusals.add("source '" + source + "' has " + now2.partitions() + " splits, the checkpoint's had "
+        } else if (restored.partitions() != stage.partitions()) {
+          refusals.add("source '" + source + "' has " + restored.partitions() + " splits, the checkpoint's had "
               + stage.partitions() + " (positions are per split)");
         }
       }
@@ -254,6 +253,6 @@ public final class PlanUpgrade {
 
   @Override
   public String toString() {
-    return "PlanUpgrade[" + Objects.requireNonNullElse(summary(), "") + "]";
+    return "PlanUpgrade[" + summary() + "]";
   }
 }
