@@ -225,13 +225,12 @@ public final class RescaledTaskParts implements RescaledRestore.TaskParts {
       if (!name.startsWith(NODE) || name.endsWith("/" + WatermarkHolds.SNAPSHOT_PART)) {
         continue; // watermarks, positions and holds are rebuilt above
       }
-      int slash = name.indexOf('/', NODE.length());
-      String transform = oldStage.nodes().get(Integer.parseInt(name.substring(NODE.length(), slash)));
+      String transform = transformOf(oldStage, name);
       PlanUpgrade.NodeAddress at = transform == null ? null : upgrade.nodeOf(transform);
       if (at == null || at.stage() != s || upgrade.drops(transform)) {
         continue;
       }
-      String moved = NODE + at.node() + name.substring(slash);
+      String moved = NODE + at.node() + name.substring(name.indexOf('/', NODE.length()));
       if (name.endsWith("/" + SideInputPushback.PART)) {
         into.putIfAbsent(prefix + moved, part.getValue()); // alike in every task
       } else {
@@ -245,9 +244,16 @@ public final class RescaledTaskParts implements RescaledRestore.TaskParts {
     if (!part.startsWith(NODE)) {
       return false;
     }
-    int slash = part.indexOf('/', NODE.length());
-    String transform = stage.nodes().get(Integer.parseInt(part.substring(NODE.length(), slash)));
+    String transform = transformOf(stage, part);
     return transform != null && upgrade.drops(transform);
+  }
+
+  /**
+   * The PTransform whose node wrote node part {@code part} ({@code node/<n>/<name>}) in a task of
+   * the checkpoint's {@code stage}; null for a writer node.
+   */
+  private static String transformOf(PlanFingerprint.Shape.Stage stage, String part) {
+    return stage.nodes().get(Integer.parseInt(part.substring(NODE.length(), part.indexOf('/', NODE.length()))));
   }
 
   /**
@@ -266,10 +272,9 @@ public final class RescaledTaskParts implements RescaledRestore.TaskParts {
               || part.endsWith("/" + SideInputPushback.PART)) {
             continue;
           }
-          int slash = part.indexOf('/', NODE.length());
-          String transform = oldStage.nodes().get(Integer.parseInt(part.substring(NODE.length(), slash)));
+          String transform = transformOf(oldStage, part);
           if (transform != null && upgrade.nodeOf(transform) == null && !upgrade.drops(transform)) {
-            lost.putIfAbsent(transform, part.substring(slash + 1));
+            lost.putIfAbsent(transform, part.substring(part.indexOf('/', NODE.length()) + 1));
           }
         }
       }
