@@ -17,6 +17,7 @@ import dev.weir.runner.time.ManualJobClock;
 import dev.weir.runner.time.Quiescence;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StreamPlan;
+import dev.weir.state.cache.ObjectCacheStats;
 import dev.weir.state.cache.SealerQueue;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -235,6 +236,10 @@ public final class JobExecutor {
    * Per container, in container order, where its run loop spends its time so far (see
    * {@link RunLoopMetrics}); empty before {@link #start()}. Any thread, also while running.
    */
+  private synchronized ObjectCacheStats cacheStats(int container) {
+    return container < containers.size() ? containers.get(container).cache() : null;
+  }
+
   public synchronized List<RunLoopMetrics.Snapshot> runLoopMetrics() {
     List<RunLoopMetrics.Snapshot> result = new ArrayList<>(containers.size());
     for (Container container : containers) {
@@ -436,6 +441,10 @@ public final class JobExecutor {
     } else {
       for (int i = 0; i < loops.size(); i++) {
         LOG.info("Weir job {} container {} run loop: {}", jobName, i, loops.get(i));
+        ObjectCacheStats cache = cacheStats(i);
+        if (cache != null) {
+          LOG.info("Weir job {} container {} object cache: {}", jobName, i, cache.summary());
+        }
       }
     }
     JobMonitoring m;

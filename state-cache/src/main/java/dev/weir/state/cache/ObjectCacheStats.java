@@ -39,6 +39,17 @@ public record ObjectCacheStats(
     long absentByFilter,
     long estimatedBytes) {
 
+  /**
+   * One line for a log: reads, hit rate, misses (and how many the filter of stored keys answered),
+   * evictions, dirty write-backs, flushed entries, and the bytes encoded and decoded (MB).
+   */
+  public String summary() {
+    return String.format("%d reads, %.2f%% hits, %d misses (%d answered by the filter), %d evictions "
+        + "(%d dirty, written back), %d flushed in %d flushes (%.1f ms), %.1f MB encoded, %.1f MB decoded, %d entries",
+        hits + misses, 100 * hitRate(), misses, absentByFilter, evictions, dirtyWriteBacks, flushedEntries, flushes,
+        flushNanos / 1e6, bytesEncoded / 1e6, bytesDecoded / 1e6, entries);
+  }
+
   /** hits / (hits + misses), or 0 when nothing was read. */
   public double hitRate() {
     long reads = hits + misses;
