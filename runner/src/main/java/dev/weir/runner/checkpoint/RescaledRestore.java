@@ -36,10 +36,10 @@ import org.slf4j.LoggerFactory;
  * <h2>Why entries can be routed</h2>
  *
  * A container's store holds the state of the tasks assigned to it. Since state format 3
- * ({@link CellLayout}) every key names what it belongs to without the container: a state cell or
- * timer slot starts with its {@linkplain KeyGroups key group} and the id of its PTransform; a timer
- * index key with its PTransform's id, then the encoded key. The PTransform names the stage (each
- * PTransform is in one stage), the key group names the stage's partition
+ * ({@link CellLayout}) every key names what it belongs to without the container: a state cell, a
+ * timer slot and a timer index key start with the id of their PTransform, then hold the encoded
+ * key. The PTransform names the stage (each PTransform is in one stage), the key's
+ * {@linkplain KeyGroups key group} (a hash of its bytes) names the stage's partition
  * ({@link KeyGroups#partitionOf}), and the partition names the task and its container (tasks in
  * plan order, dealt out round-robin: {@code dev.weir.runner.executor.JobExecutor}). A timer index
  * key also carries the task's partition, re-derived here from its key.
@@ -270,7 +270,7 @@ public final class RescaledRestore {
             key = CellLayout.withTimerIndexPartition(key, partition);
           }
         } else {
-          partition = keyGroups.partitionOf(CellLayout.keyGroupOfCell(key), partitions[stage]);
+          partition = keyGroups.partitionOfKey(CellLayout.keyBytesOfCell(key), partitions[stage]);
           long hold = CellLayout.holdOfCell(key, e.getValue());
           Integer node = nodeOfStateId.get(stage).get(operator);
           if (hold != Long.MIN_VALUE && node != null) {

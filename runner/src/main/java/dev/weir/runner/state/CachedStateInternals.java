@@ -128,7 +128,6 @@ public final class CachedStateInternals implements StateInternals {
   /**
    * @param key the key object (returned by {@link #getKey()})
    * @param keyBytes the key encoded with the key coder; not modified
-   * @param keyGroup the key's group ({@link KeyGroups#keyGroupOf} of {@code keyBytes})
    * @param operatorId the operator's 4-byte state id ({@link ContainerState#operatorId}, space
    *     {@code "state"})
    * @param store the container's cached store
@@ -136,19 +135,19 @@ public final class CachedStateInternals implements StateInternals {
    * @param windowCoder the coder of the operator's windows, by which window namespaces are found
    *     ({@link NamespaceMap}); null to find every namespace by itself
    */
-  public CachedStateInternals(Object key, byte[] keyBytes, int keyGroup, byte[] operatorId, CachedStore store,
+  public CachedStateInternals(Object key, byte[] keyBytes, byte[] operatorId, CachedStore store,
       WatermarkHolds holds, Coder<? extends BoundedWindow> windowCoder) {
-    this(key, keyBytes, keyGroup, operatorId, store, holds, windowCoder, new NamespaceNames(windowCoder));
+    this(key, keyBytes, operatorId, store, holds, windowCoder, new NamespaceNames(windowCoder));
   }
 
   /**
-   * As {@link #CachedStateInternals(Object, byte[], int, byte[], CachedStore, WatermarkHolds, Coder)},
+   * As {@link #CachedStateInternals(Object, byte[], byte[], CachedStore, WatermarkHolds, Coder)},
    * with the encoded namespace names shared by all keys of the operator.
    *
    * @param names the operator's namespace names, built with the same {@code windowCoder}; confined
    *     to the same thread
    */
-  public CachedStateInternals(Object key, byte[] keyBytes, int keyGroup, byte[] operatorId, CachedStore store,
+  public CachedStateInternals(Object key, byte[] keyBytes, byte[] operatorId, CachedStore store,
       WatermarkHolds holds, Coder<? extends BoundedWindow> windowCoder, NamespaceNames names) {
     this.names = names;
     this.slots = new NamespaceMap<>(windowCoder);
@@ -156,7 +155,7 @@ public final class CachedStateInternals implements StateInternals {
     this.store = store;
     this.holds = holds;
     this.reads = new StreamedRead(store);
-    this.keyPrefix = CellLayout.keyPrefix(keyGroup, operatorId, keyBytes);
+    this.keyPrefix = CellLayout.keyPrefix(operatorId, keyBytes);
   }
 
   @Override

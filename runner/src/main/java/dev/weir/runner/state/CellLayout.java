@@ -23,13 +23,14 @@ import org.apache.beam.sdk.annotations.Internal;
  * <h2>Versions</h2>
  *
  * Version 1 kept a bag's elements one per cell (index {@code i} of the element); version 2 keeps
- * them in chunks ({@link CachedBag}); version 3 (below) starts every state cell and timer slot key
- * with the key's {@linkplain KeyGroups key group} and names operators by a stable
+ * them in chunks ({@link CachedBag}); version 3 started every state cell and timer slot key
+ * with the key's {@linkplain KeyGroups key group} and named operators by a stable
  * {@linkplain #operatorId id of their PTransform} instead of the order they opened in, so that
- * state can be found by key group and transform when a job is restored at another parallelism
- * or after its pipeline changed; version 4 (below) derives that id from the PTransform's
+ * state can be found by transform when a job is restored at another parallelism or after its
+ * pipeline changed; version 4 derived that id from the PTransform's
  * {@linkplain #stateIdentity state identity}, its full name without the DoFn class name Beam's
- * {@code ParDo} puts in it, so that a DoFn class may be renamed between versions of a pipeline.
+ * {@code ParDo} puts in it, so that a DoFn class may be renamed between versions of a pipeline;
+ * version 5 (below) drops the key group from the front of the keys again (see "Why no key group").
  * {@link ContainerState} writes the version into every
  * commit's metadata and refuses to open state committed under another one, naming its directory,
  * and a checkpoint's plan fingerprint carries it too, so old state is never read as new.
@@ -42,6 +43,19 @@ import org.apache.beam.sdk.annotations.Internal;
  * of one PTransform in one container (two tasks of its stage) share the id: their keys belong to
  * disjoint key groups. {@link ContainerState#operatorId} refuses two names with one id.
  *
+ * <h2>Why no key group in the keys</h2>
+ *
+ * Flink starts every RocksDB key with its key group, so that a restore reads one contiguous range
+ * per key group. Weir's restore at another parallelism reads every entry of a checkpoint anyway
+ * ({@link dev.weir.runner.checkpoint.RescaledRestore}) and finds an entry's key group by hashing
+ * the key bytes it holds ({@link #keyBytesOfCell}), so a key-group prefix buys nothing there, and it
+ * costs the running job: it scatters keys that arrive close in time and sort close together
+ * (Nexmark's auction ids, any increasing id) over the whole key space, so that RocksDB's memtable
+ * search and every cache line it touches lose their locality. Version 3 put it first; Nexmark Q5
+ * (sliding windows per auction, object cache evicting to the store) then spent 26% more CPU
+ * samples in the memtable's skip-list search and ran some 8% slower
+ * ({@code runner/benchmarks/runs/issue44/README.md}). Keys are ordered by operator, then key.
+ *
  * <h2>State cells</h2>
  *
  * In the container's object-cached store ({@link ContainerState#STORE}). With {@code k}, {@code n}
@@ -50,25 +64,24 @@ import org.apache.beam.sdk.annotations.Internal;
  * <pre>
  * offset        width  meaning          encoding
  * 0             1      format version   {@value #FORMAT_VERSION}
- * 1             2      key group        unsigned short, {@link KeyGroups#keyGroupOf} of the key
- * 3             4      operator         the PTransform's state id ({@link #operatorId}, space "state")
- * 7             4      k                int
- * 11            k      key              the key coder's bytes, as the shuffle encoded them
- * 11+k          4      n                int
- * 15+k          n      namespace        UTF-8 of StateNamespace#stringKey()
- * 15+k+n        4      i                int
- * 19+k+n        i      state id         UTF-8 of the StateTag's id
- * 19+k+n+i      1      kind             0 = the state's single cell, 1 = one of its element cells,
+ * 1             4      operator         the PTransform's state id ({@link #operatorId}, space "state")
+ * 5             4      k                int
+ * 9             k      key              the key coder's bytes, as the shuffle encoded them
+ * 9+k           4      n                int
+ * 13+k          n      namespace        UTF-8 of StateNamespace#stringKey()
+ * 13+k+n        4      i                int
+ * 17+k+n        i      state id         UTF-8 of the StateTag's id
+ * 17+k+n+i      1      kind             0 = the state's single cell, 1 = one of its element cells,
  *                                       2 = a watermark hold's cell
- * 20+k+n+i      ...    element suffix   by state kind, below (kind 1 only)
+ * 18+k+n+i      ...    element suffix   by state kind, below (kind 1 only)
  * </pre>
  *
- * Bytes 0 to {@code 10+k} are the {@linkplain #keyPrefix key prefix}, built once per key; up to
- * {@code 18+k+n+i} the {@linkplain #base base}, built once per (key, namespace, state id); the
+ * Bytes 0 to {@code 8+k} are the {@linkplain #keyPrefix key prefix}, built once per key; up to
+ * {@code 16+k+n+i} the {@linkplain #base base}, built once per (key, namespace, state id); the
  * base followed by kind 1 is the state's {@linkplain #elements elements prefix}, under which a
  * prefix scan finds all its elements. The single cell (kind 0) of value and combining state holds
  * the value or accumulator (state's coder); a watermark hold's cell (kind 2, so that a restore can
- * find every hold of a key group without knowing the states: {@link #holdOfCell}) its hold
+ * find every hold without knowing the states: {@link #holdOfCell}) its hold
  * ({@code InstantCoder});
  * of a bag, its length, and of an ordered list or multimap, its next sequence number
  * ({@code VarLongCoder}). Element suffixes:
@@ -94,7 +107,7 @@ import org.apache.beam.sdk.annotations.Internal;
  * instance keeps two kinds of keys: index keys, in the raw timer store
  * ({@link ContainerState#TIMER_STORE}), ordered by firing time within the task (one range scan
  * finds a task's earliest timers, whatever their key groups), and slot keys, in the object-cached
- * state store, which find a timer by identity and, like state cells, start with its key group.
+ * state store, which find a timer by identity and are laid out like state cells.
  * With {@code f} the length of the timer family id:
  *
  * <pre>
@@ -110,15 +123,15 @@ import org.apache.beam.sdk.annotations.Internal;
  * index value    0        8      output timestamp, ms (long)
  *
  * slot key       0        1      format version {@value #FORMAT_VERSION}
- *                1        2      key group, as in state cells
- *                3        4      operator: the PTransform's id, space "timer-slot"
- *                7        ...    as the index key from offset 17 (key, namespace, id, family)
+ *                1        4      operator: the PTransform's id, space "timer-slot"
+ *                5        ...    as the index key from offset 17 (key, namespace, id, family)
  * slot value     0        8      firing timestamp, ms (long)
  *                8        8      output timestamp, ms (long)
  * </pre>
  *
  * A restore at another parallelism re-addresses index keys: the key group of the key in the index
- * key names the new partition.
+ * key names the new partition. It finds the key group of a state cell or slot the same way, from
+ * its key bytes.
  *
  * <h2>Cost</h2>
  *
@@ -133,7 +146,7 @@ import org.apache.beam.sdk.annotations.Internal;
 @Internal
 public final class CellLayout {
   /** The first byte of every key this class builds. */
-  public static final byte FORMAT_VERSION = 4;
+  public static final byte FORMAT_VERSION = 5;
   /** Kind byte of a state's single cell. */
   static final byte KIND_CELL = 0;
   /** Kind byte before the suffix of a state's element cells. */
@@ -142,12 +155,8 @@ public final class CellLayout {
   static final byte KIND_HOLD = 2;
   /** Width of an operator id ({@link #operatorId}). */
   static final int OPERATOR_ID_BYTES = 4;
-  /** Width of a key group. */
-  static final int KEY_GROUP_BYTES = 2;
-  /** Offset of the key group in a state cell or timer slot key. */
-  static final int KEY_GROUP_OFFSET = 1;
   /** Offset of the operator id in a state cell or timer slot key. */
-  static final int CELL_OPERATOR_OFFSET = KEY_GROUP_OFFSET + KEY_GROUP_BYTES;
+  static final int CELL_OPERATOR_OFFSET = 1;
 
   private static final int INT = 4;
   private static final int LONG = 8;
@@ -200,23 +209,27 @@ public final class CellLayout {
   // ---- state cells -------------------------------------------------------------------------
 
   /**
-   * {@code version | keyGroup(2) | operator(4) | len(key) | key}: the part of every cell key of one
-   * key of one operator.
+   * {@code version | operator(4) | len(key) | key}: the part of every cell key of one key of one
+   * operator.
    *
-   * @param keyGroup the key's group ({@link KeyGroups#keyGroupOf}), 0 to 65535
    * @param operatorId 4 bytes from {@link #operatorId} (space "state")
    * @param keyBytes the key encoded with the key coder
    */
-  static byte[] keyPrefix(int keyGroup, byte[] operatorId, byte[] keyBytes) {
+  static byte[] keyPrefix(byte[] operatorId, byte[] keyBytes) {
     byte[] k = new byte[CELL_OPERATOR_OFFSET + operatorId.length + INT + keyBytes.length];
-    putKeyGroupHeader(k, keyGroup, operatorId);
+    putHeader(k, operatorId);
     putBytes(k, CELL_OPERATOR_OFFSET + operatorId.length, keyBytes);
     return k;
   }
 
-  /** The key group of a state cell or timer slot key (bytes 1 and 2). */
-  public static int keyGroupOfCell(byte[] cell) {
-    return ((cell[KEY_GROUP_OFFSET] & 0xFF) << 8) | (cell[KEY_GROUP_OFFSET + 1] & 0xFF);
+  /**
+   * The encoded key of a state cell or timer slot key (a copy), by which a restore finds its key
+   * group ({@link KeyGroups#keyGroupOf}).
+   *
+   * @throws ArrayIndexOutOfBoundsException if {@code cell} is not such a key
+   */
+  public static byte[] keyBytesOfCell(byte[] cell) {
+    return fieldBytes(cell, CELL_OPERATOR_OFFSET + OPERATOR_ID_BYTES);
   }
 
   /** The operator id (as an int) of a state cell or timer slot key. */
@@ -257,10 +270,10 @@ public final class CellLayout {
   public static final java.util.List<String> OPERATOR_SPACES = java.util.List.of("state", "timer-index", "timer-slot");
 
   /**
-   * A decoded state cell key ({@link #keyPrefix}, {@link #base}): its key group, operator id, encoded
-   * key, namespace and state id.
+   * A decoded state cell key ({@link #keyPrefix}, {@link #base}): its operator id, encoded key,
+   * namespace and state id.
    */
-  public record CellKey(int keyGroup, int operator, byte[] keyBytes, String namespace, String stateId) {}
+  public record CellKey(int operator, byte[] keyBytes, String namespace, String stateId) {}
 
   /**
    * Decodes the fields of a state cell key up to its state id.
@@ -277,7 +290,7 @@ public final class CellLayout {
     at = afterField(cell, at);
     String namespace = fieldUtf8(cell, at);
     String stateId = fieldUtf8(cell, afterField(cell, at));
-    return new CellKey(keyGroupOfCell(cell), operatorOfCell(cell), keyBytes, namespace, stateId);
+    return new CellKey(operatorOfCell(cell), keyBytes, namespace, stateId);
   }
 
   /** The format version byte of any key this class builds. */
@@ -285,11 +298,9 @@ public final class CellLayout {
     return key[0];
   }
 
-  /** {@code version | keyGroup(2) | operator}, at the start of {@code k}. */
-  private static void putKeyGroupHeader(byte[] k, int keyGroup, byte[] operatorId) {
+  /** {@code version | operator}, at the start of {@code k}. */
+  private static void putHeader(byte[] k, byte[] operatorId) {
     k[0] = FORMAT_VERSION;
-    k[KEY_GROUP_OFFSET] = (byte) (keyGroup >>> 8);
-    k[KEY_GROUP_OFFSET + 1] = (byte) keyGroup;
     System.arraycopy(operatorId, 0, k, CELL_OPERATOR_OFFSET, operatorId.length);
   }
 
@@ -461,17 +472,16 @@ public final class CellLayout {
   }
 
   /**
-   * {@code version | keyGroup(2) | operator(4) | len(key) | key | len(ns) | ns | len(id) | id |
-   * len(family) | family}: a timer's slot key, independent of its firing time.
+   * {@code version | operator(4) | len(key) | key | len(ns) | ns | len(id) | id | len(family) |
+   * family}: a timer's slot key, independent of its firing time.
    *
-   * @param keyGroup the key's group
    * @param slotOperatorId from {@link #operatorId} (space "timer-slot")
    */
-  public static byte[] timerSlotKey(int keyGroup, byte[] slotOperatorId, byte[] keyBytes, byte[] namespace,
+  public static byte[] timerSlotKey(byte[] slotOperatorId, byte[] keyBytes, byte[] namespace,
       byte[] timerId, byte[] familyId) {
     int header = CELL_OPERATOR_OFFSET + slotOperatorId.length;
     byte[] k = new byte[header + 4 * INT + keyBytes.length + namespace.length + timerId.length + familyId.length];
-    putKeyGroupHeader(k, keyGroup, slotOperatorId);
+    putHeader(k, slotOperatorId);
     putTimerIdentity(k, header, keyBytes, namespace, timerId, familyId);
     return k;
   }

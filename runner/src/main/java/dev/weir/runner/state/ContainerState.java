@@ -25,10 +25,10 @@ import org.slf4j.LoggerFactory;
  * {@code --objectCacheBytes} in front of it, and one cached store that every keyed operator of the
  * container's tasks shares, plus one raw store of event-time timer indexes ({@link #timerStore()},
  * see {@link dev.weir.runner.timers.TimerIndex}) committed with it. Operators are told apart by 4-byte ids
- * of their PTransforms' full names ({@link #operatorId}) and keys by their
- * {@linkplain #keyGroups() key groups}, so the same job reopened over the same directory, or
- * restored at another parallelism, finds its cells and timers again; {@link CellLayout} lays out
- * every key under them.
+ * of their PTransforms' full names ({@link #operatorId}), so the same job reopened over the same
+ * directory, or restored at another parallelism (keys placed by their
+ * {@linkplain #keyGroups() key groups}), finds its cells and timers again; {@link CellLayout} lays
+ * out every key under them.
  *
  * <p>Commits: operators call {@link #requestCommit()} when they finish a bundle that wrote state;
  * the container calls {@link #commitIfRequested()} once per run-loop iteration, so that several
@@ -271,7 +271,7 @@ public final class ContainerState implements AutoCloseable {
     this.keyGroups = keyGroups;
   }
 
-  /** The job's key groups: how keys map to the key-group bytes of their state and to partitions. */
+  /** The job's key groups: how keys map to partitions. */
   public KeyGroups keyGroups() {
     return keyGroups;
   }

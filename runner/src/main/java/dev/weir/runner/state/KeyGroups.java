@@ -12,15 +12,15 @@ import org.apache.beam.sdk.annotations.Internal;
  * the contiguous range of key groups {@code [ceil(i·m/p), ceil((i+1)·m/p))}, so the shuffle sends a
  * key to partition {@code keyGroup·p/m} ({@link #partitionOf}). The number of key groups is fixed
  * for a job's life ({@code --maxParallelism}, recorded in its checkpoints); the number of
- * partitions may change from one run to the next, up to it. Every state cell and timer slot key
- * starts with its key group ({@link CellLayout}), so the state of a range of key groups is a range
- * of the store.
+ * partitions may change from one run to the next, up to it. Stored keys do not carry their key
+ * group: a restore at another parallelism hashes the key bytes every state cell and timer key holds
+ * ({@link CellLayout}, "Why no key group in the keys").
  *
  * <p>Source: Flink's key groups ({@code KeyGroupRangeAssignment}: a murmur hash of the key modulo
  * {@code maxParallelism}, contiguous ranges per operator index), written here in Weir's own terms.
  * Unlike Flink, Weir keeps no structure per key group (timers are ordered per task, state is one
- * store per container), so many key groups cost nothing but the two bytes every key carries; the
- * default is therefore the maximum, {@value #MAX}.
+ * store per container), so many key groups cost nothing; the default is therefore the maximum,
+ * {@value #MAX}.
  *
  * <p>Threading: immutable; any thread. Cost: {@link #keyGroupOf} hashes the key's bytes once
  * (no allocation).
@@ -29,7 +29,7 @@ import org.apache.beam.sdk.annotations.Internal;
  */
 @Internal
 public record KeyGroups(int maxParallelism) {
-  /** The largest number of key groups (a key group is stored in two bytes). */
+  /** The largest number of key groups (Flink's largest maxParallelism, 2^15). */
   public static final int MAX = 32_768;
   /** The default number of key groups ({@code --maxParallelism}). */
   public static final KeyGroups DEFAULT = new KeyGroups(MAX);

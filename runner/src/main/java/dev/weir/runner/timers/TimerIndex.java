@@ -4,7 +4,6 @@ import org.apache.beam.sdk.annotations.Internal;
 
 import dev.weir.runner.state.CellLayout;
 import dev.weir.runner.state.ContainerState;
-import dev.weir.runner.state.KeyGroups;
 import dev.weir.runner.state.NamespaceNames;
 
 import dev.weir.state.cache.CachedStore;
@@ -105,7 +104,6 @@ public final class TimerIndex {
   private final byte[] indexPrefix;
   /** The operator's slot id ({@link ContainerState#operatorId}, space "timer-slot"). */
   private final byte[] slotOperatorId;
-  private final KeyGroups keyGroups;
   private final Coder<? extends BoundedWindow> windowCoder;
   private final int heapCapacity;
   private final TreeMap<byte[], Pending> heap = new TreeMap<>(ByteKeys.ORDER);
@@ -147,7 +145,6 @@ public final class TimerIndex {
     this.indexPrefix = CellLayout.timerIndexPrefix(state.operatorId(stepName, "timer-index"), partition);
     this.indexEnd = ByteKeys.prefixEnd(indexPrefix);
     this.slotOperatorId = state.operatorId(stepName, "timer-slot");
-    this.keyGroups = state.keyGroups();
     this.windowCoder = windowCoder;
     this.namespaceNames = new NamespaceNames(windowCoder);
     this.heapCapacity = Math.max(1, heapCapacity);
@@ -366,7 +363,7 @@ public final class TimerIndex {
   }
 
   private byte[] slotKey(byte[] keyBytes, StateNamespace ns, String id, String family) {
-    return CellLayout.timerSlotKey(keyGroups.keyGroupOf(keyBytes), slotOperatorId, keyBytes, namespaceNames.utf8(ns),
+    return CellLayout.timerSlotKey(slotOperatorId, keyBytes, namespaceNames.utf8(ns),
         id.getBytes(StandardCharsets.UTF_8), family.getBytes(StandardCharsets.UTF_8));
   }
 

@@ -127,7 +127,7 @@ class CachedBagModelTest {
   private static CachedStateInternals[] bind(ContainerState state) {
     CachedStateInternals[] internals = new CachedStateInternals[KEYS.length];
     for (int k = 0; k < KEYS.length; k++) {
-      internals[k] = new CachedStateInternals(KEYS[k], KEYS[k].getBytes(), k, OPERATOR, state.store(), new WatermarkHolds(),
+      internals[k] = new CachedStateInternals(KEYS[k], KEYS[k].getBytes(), OPERATOR, state.store(), new WatermarkHolds(),
           IntervalWindow.getCoder());
     }
     return internals;

@@ -90,7 +90,7 @@ class CachedStateInternalsTest {
     if (state == null) {
       state = new ContainerState(backend, dir.resolve("c"), cache, "test");
     }
-    return new CachedStateInternals(key, key.getBytes(), 0, new byte[] {0, 0, 0, 1}, state.store(), holds,
+    return new CachedStateInternals(key, key.getBytes(), new byte[] {0, 0, 0, 1}, state.store(), holds,
         IntervalWindow.getCoder());
   }
 
@@ -167,7 +167,7 @@ class CachedStateInternalsTest {
       assertThat(s.state(W1, BAG).isEmpty().read()).isTrue();
     }
     state.cache().evictAll();
-    byte[] prefix = CellLayout.keyPrefix(0, new byte[] {0, 0, 0, 1}, "k".getBytes());
+    byte[] prefix = CellLayout.keyPrefix(new byte[] {0, 0, 0, 1}, "k".getBytes());
     try (var cells = state.storage().store(ContainerState.STORE).prefix(prefix)) {
       assertThat(cells.hasNext()).as("no cell of a cleared bag is left in the store").isFalse();
     }

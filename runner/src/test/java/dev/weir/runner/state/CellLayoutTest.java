@@ -35,20 +35,19 @@ import org.junit.jupiter.api.Test;
  * as hex literals (spaces only separate fields): a failure here means the format changed, which
  * is allowed only with a new {@link CellLayout#FORMAT_VERSION} and a new golden test.
  *
- * <p>Fixed inputs: key group {@code 0102}, operator id {@code 00000007}, key {@code "k"}
- * ({@code 6b}), the global namespace ({@code "/"}, {@code 2f}), one-letter state ids. Where the
- * runner derives the key group and operator ids itself, their golden values pin the hash functions
- * too: {@code "k"} is in key group {@code 314d} of 32768, and PTransform {@code "step"}'s ids are
+ * <p>Fixed inputs: operator id {@code 00000007}, key {@code "k"} ({@code 6b}), the global namespace
+ * ({@code "/"}, {@code 2f}), one-letter state ids. Where the runner derives operator ids itself,
+ * their golden values pin the hash function too, and the key group a restore computes from a key's
+ * bytes is pinned beside them: {@code "k"} is in key group {@code 314d} of 32768, and PTransform {@code "step"}'s ids are
  * {@code 0c74a8ab} (state), {@code b0230421} (timer index) and {@code c3db6dcc} (timer slots).
  */
 class CellLayoutTest {
   private static final byte[] OPERATOR = {0, 0, 0, 7};
-  private static final int KEY_GROUP = 0x0102;
   private static final byte[] KEY = {0x6b};
   private static final byte[] NS = {0x2f};
 
-  /** version 04 | key group 0102 | operator 00000007 | len 00000001 | key 6b. */
-  private static final String KEY_PREFIX = "04 0102 00000007 00000001 6b";
+  /** version 05 | operator 00000007 | len 00000001 | key 6b. */
+  private static final String KEY_PREFIX = "05 00000007 00000001 6b";
   /** KEY_PREFIX | len 00000001 | ns 2f | len 00000001 | id 73 ("s"). */
   private static final String BASE_S = KEY_PREFIX + " 00000001 2f 00000001 73";
 
@@ -65,15 +64,15 @@ class CellLayoutTest {
   }
 
   private static byte[] base(String id) {
-    return CellLayout.base(CellLayout.keyPrefix(KEY_GROUP, OPERATOR, KEY), NS, id.getBytes(StandardCharsets.UTF_8));
+    return CellLayout.base(CellLayout.keyPrefix(OPERATOR, KEY), NS, id.getBytes(StandardCharsets.UTF_8));
   }
 
   // ---- golden bytes, per kind of key -----------------------------------------------------------
 
   @Test
   void keyPrefixBaseAndSingleCell_valueCombiningHoldAndCounters() {
-    assertThat(hex(CellLayout.keyPrefix(KEY_GROUP, OPERATOR, KEY))).isEqualTo(hexOf(KEY_PREFIX));
-    assertThat(CellLayout.keyGroupOfCell(base("s"))).isEqualTo(KEY_GROUP);
+    assertThat(hex(CellLayout.keyPrefix(OPERATOR, KEY))).isEqualTo(hexOf(KEY_PREFIX));
+    assertThat(CellLayout.keyBytesOfCell(base("s"))).containsExactly(KEY);
     assertThat(hex(base("s"))).isEqualTo(hexOf(BASE_S));
     assertThat(hex(CellLayout.cell(base("s")))).isEqualTo(hexOf(BASE_S + " 00"));
     assertThat(hex(CellLayout.elements(base("s")))).isEqualTo(hexOf(BASE_S + " 01"));
@@ -115,21 +114,21 @@ class CellLayoutTest {
   @Test
   void timerIndexKeyAndValue_operatorThenPartitionThenTime() {
     byte[] prefix = CellLayout.timerIndexPrefix(new byte[] {0, 0, 0, 2}, 5);
-    assertThat(hex(prefix)).isEqualTo(hexOf("04 00000002 00000005"));
+    assertThat(hex(prefix)).isEqualTo(hexOf("05 00000002 00000005"));
     byte[] key = CellLayout.timerIndexKey(prefix, -1, KEY, NS, bytes("74"), bytes("66"));
     assertThat(hex(key)).isEqualTo(
-        hexOf("04 00000002 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
+        hexOf("05 00000002 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
     assertThat(CellLayout.partitionOfTimerIndexKey(key)).isEqualTo(5);
     assertThat(hex(CellLayout.withTimerIndexPartition(key, 9))).isEqualTo(
-        hexOf("04 00000002 00000009 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
+        hexOf("05 00000002 00000009 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"));
     assertThat(hex(CellLayout.timerIndexValue(5))).isEqualTo("0000000000000005");
   }
 
   @Test
-  void timerSlotKeyAndValue_keyGroupFirstLikeStateCells() {
-    byte[] slot = CellLayout.timerSlotKey(KEY_GROUP, new byte[] {0, 0, 0, 3}, KEY, NS, bytes("74"), new byte[0]);
-    assertThat(hex(slot)).isEqualTo(hexOf("04 0102 00000003 00000001 6b 00000001 2f 00000001 74 00000000"));
-    assertThat(CellLayout.keyGroupOfCell(slot)).isEqualTo(KEY_GROUP);
+  void timerSlotKeyAndValue_laidOutLikeStateCells() {
+    byte[] slot = CellLayout.timerSlotKey(new byte[] {0, 0, 0, 3}, KEY, NS, bytes("74"), new byte[0]);
+    assertThat(hex(slot)).isEqualTo(hexOf("05 00000003 00000001 6b 00000001 2f 00000001 74 00000000"));
+    assertThat(CellLayout.keyBytesOfCell(slot)).containsExactly(KEY);
     assertThat(hex(CellLayout.timerSlotValue(-1, 5))).isEqualTo(hexOf("ffffffffffffffff 0000000000000005"));
   }
 
@@ -145,11 +144,10 @@ class CellLayoutTest {
   }
 
   @Test
-  void decodeCell_readsKeyGroupOperatorKeyNamespaceAndStateId_ofAnyCellOfAState() {
+  void decodeCell_readsOperatorKeyNamespaceAndStateId_ofAnyCellOfAState() {
     for (byte[] cell : List.of(CellLayout.cell(base("s")), CellLayout.holdCell(base("s")),
         CellLayout.bagChunk(CellLayout.elements(base("s")), 3))) {
       CellLayout.CellKey k = CellLayout.decodeCell(cell);
-      assertThat(k.keyGroup()).isEqualTo(KEY_GROUP);
       assertThat(k.operator()).isEqualTo(7);
       assertThat(k.keyBytes()).containsExactly(KEY);
       assertThat(k.namespace()).isEqualTo("/");
@@ -207,7 +205,7 @@ class CellLayoutTest {
   @Test
   void everyStateKindWritesExactlyTheseCells() {
     try (ContainerState state = ContainerState.inMemory(1000)) {
-      CachedStateInternals s = new CachedStateInternals("k", KEY, KEY_GROUP, OPERATOR, state.store(), new WatermarkHolds(),
+      CachedStateInternals s = new CachedStateInternals("k", KEY, OPERATOR, state.store(), new WatermarkHolds(),
           GlobalWindow.Coder.INSTANCE);
       var global = StateNamespaces.global();
       s.state(global, StateTags.value("v", StringUtf8Coder.of())).write("x");
@@ -259,11 +257,12 @@ class CellLayoutTest {
       state.commit();
 
       assertThat(dump(state.timerStore())).isEqualTo(Map.of(
-          hexOf("04 b0230421 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"),
+          hexOf("05 b0230421 00000005 7fffffffffffffff 00000001 6b 00000001 2f 00000001 74 00000001 66"),
           "0000000000000005"));
       assertThat(dump(state.storage().store(ContainerState.STORE))).isEqualTo(Map.of(
-          hexOf("04 314d c3db6dcc 00000001 6b 00000001 2f 00000001 74 00000001 66"),
+          hexOf("05 c3db6dcc 00000001 6b 00000001 2f 00000001 74 00000001 66"),
           hexOf("ffffffffffffffff 0000000000000005")));
+      assertThat(KeyGroups.DEFAULT.keyGroupOf(KEY)).as("the key group a restore computes for \"k\"").isEqualTo(0x314d);
     }
   }
 

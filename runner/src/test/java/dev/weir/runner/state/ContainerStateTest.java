@@ -41,7 +41,7 @@ class ContainerStateTest {
   void stateCommittedByThisLayout_reopensWithItsCells() {
     Path c = dir.resolve("c1");
     try (ContainerState state = new ContainerState(StateBackend.ROCKSDB, c, 100, "test")) {
-      CachedStateInternals s = new CachedStateInternals("k", "k".getBytes(), 0, state.operatorId("step", "state"), state.store(),
+      CachedStateInternals s = new CachedStateInternals("k", "k".getBytes(), state.operatorId("step", "state"), state.store(),
           new WatermarkHolds(), null);
       s.state(StateNamespaces.global(), StateTags.bag("b", VarIntCoder.of())).add(7);
       state.commit();
@@ -49,7 +49,7 @@ class ContainerStateTest {
           .asString(StandardCharsets.UTF_8).isEqualTo(Integer.toString(ContainerState.CELL_LAYOUT_VERSION));
     }
     try (ContainerState state = new ContainerState(StateBackend.ROCKSDB, c, 100, "test")) {
-      CachedStateInternals s = new CachedStateInternals("k", "k".getBytes(), 0, state.operatorId("step", "state"), state.store(),
+      CachedStateInternals s = new CachedStateInternals("k", "k".getBytes(), state.operatorId("step", "state"), state.store(),
           new WatermarkHolds(), null);
       assertThat(s.state(StateNamespaces.global(), StateTags.bag("b", VarIntCoder.of())).read()).containsExactly(7);
     }

@@ -25,8 +25,8 @@ import org.apache.beam.sdk.util.CoderUtils;
  *
  * The task receives each element with its key already encoded by the upstream shuffle writer;
  * the encoded bytes identify the key (Beam groups by encoding). Per key there is a
- * {@link KeyContext} (key object, {@link CachedStateInternals} whose cell prefix, the key group,
- * the operator's id and the encoded key, is built once per key) in a bounded {@link KeyContexts} of recently
+ * {@link KeyContext} (key object, {@link CachedStateInternals} whose cell prefix, the operator's
+ * id and the encoded key, is built once per key) in a bounded {@link KeyContexts} of recently
  * used keys. Everything else about a key (state cells, timers in the store) lives in the store, so
  * a dropped context is rebuilt from the encoded key when the key is seen again
  * ({@link #get}) or one of its timers fires ({@link #decode}).
@@ -120,7 +120,7 @@ final class OperatorKeys<K> {
 
   private KeyContext<K> newKey(K key, ByteKey id) {
     KeyContext<K> context = new KeyContext<>(key, id,
-        new CachedStateInternals(key, id.bytes(), state.keyGroups().keyGroupOf(id.bytes()), operatorId, state.store(),
+        new CachedStateInternals(key, id.bytes(), operatorId, state.store(),
             holds, windowCoder, names));
     contexts.put(context);
     return context;
