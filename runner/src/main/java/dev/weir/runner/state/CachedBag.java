@@ -5,7 +5,6 @@ import dev.weir.state.cache.StateKey;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.ListCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
@@ -96,38 +95,17 @@ final class CachedBag<T> extends Cells implements BagState<T> {
    * @param lengthCell the state's single cell
    * @param elements the state's elements prefix ({@link CellLayout#elements})
    * @param coder the element coder
+   * @param chunkCoder the operator's {@link StateCoders#chunk} of {@code coder}, shared by its bags
    */
-  CachedBag(CachedStore store, StateKey lengthCell, byte[] elements, Coder<T> coder) {
+  CachedBag(CachedStore store, StateKey lengthCell, byte[] elements, Coder<T> coder, Coder<List<T>> chunkCoder) {
     super(lengthCell.bytes());
     this.store = store;
     this.lengthCell = lengthCell;
     this.elements = elements;
     this.elementCoder = coder;
-    this.chunkCoder = chunkCoderOf(coder);
+    this.chunkCoder = chunkCoder;
   }
 
-  /**
-   * Chunk coders, one per element coder (equal coders share one), so that every bag of a state
-   * shares its chunk coder: the object cache decodes back the first value of each coder instance
-   * it stores ({@code ObjectCache#checkReadable}), and a coder per bag would make that once per
-   * key. Weak keys and values: once no bag uses a chunk coder, it and its element coder can go.
-   * Any thread (synchronized on the map; once per bag instance).
-   */
-  private static final Map<Coder<?>, java.lang.ref.WeakReference<ListCoder<?>>> CHUNK_CODERS =
-      new java.util.WeakHashMap<>();
-
-  @SuppressWarnings("unchecked")
-  private static <T> Coder<List<T>> chunkCoderOf(Coder<T> coder) {
-    synchronized (CHUNK_CODERS) {
-      java.lang.ref.WeakReference<ListCoder<?>> known = CHUNK_CODERS.get(coder);
-      ListCoder<?> chunk = known == null ? null : known.get();
-      if (chunk == null) {
-        chunk = ListCoder.of(coder);
-        CHUNK_CODERS.put(coder, new java.lang.ref.WeakReference<>(chunk));
-      }
-      return (Coder<List<T>>) (Coder<?>) chunk;
-    }
-  }
 
   private long length() {
     Long n = store.get(lengthCell, VarLongCoder.of());

@@ -52,12 +52,14 @@ final class CachedCombining<InputT, AccumT, OutputT> extends Cells
   private final HeldCoder<AccumT> heldCoder;
   private final CombineFn<InputT, AccumT, OutputT> fn;
 
-  CachedCombining(CachedStore store, StateKey cell, Coder<AccumT> coder, CombineFn<InputT, AccumT, OutputT> fn) {
+  /** @param heldCoder the operator's {@link StateCoders#held} of {@code coder} */
+  CachedCombining(CachedStore store, StateKey cell, Coder<AccumT> coder, HeldCoder<AccumT> heldCoder,
+      CombineFn<InputT, AccumT, OutputT> fn) {
     super(cell.bytes());
     this.store = store;
     this.cell = cell;
     this.coder = coder;
-    this.heldCoder = new HeldCoder<>(coder);
+    this.heldCoder = heldCoder;
     this.fn = fn;
   }
 

@@ -36,13 +36,18 @@ import org.apache.samza.storage.kv.Entry;
 final class CachedMultimap<K, V> extends ElementCells implements MultimapState<K, V> {
   private final Coder<K> keyCoder;
   private final Coder<V> valueCoder;
+  private final NullElementCoder<V> nullValueCoder;
 
-  /** @param sequenceCell the state's single cell, which counts insertions */
+  /**
+   * @param sequenceCell the state's single cell, which counts insertions
+   * @param nullValueCoder writes a null value ({@link StateCoders#nullElement} of {@code valueCoder})
+   */
   CachedMultimap(StreamedRead reads, StateKey sequenceCell, byte[] elements, Coder<K> keyCoder,
-      Coder<V> valueCoder) {
+      Coder<V> valueCoder, NullElementCoder<V> nullValueCoder) {
     super(reads, elements, sequenceCell);
     this.keyCoder = keyCoder;
     this.valueCoder = valueCoder;
+    this.nullValueCoder = nullValueCoder;
   }
 
   /** {@code elements | len(k) | k}: the prefix of the cells of map key {@code k}. */
@@ -67,7 +72,7 @@ final class CachedMultimap<K, V> extends ElementCells implements MultimapState<K
   public void put(K key, V value) {
     byte[] cell = CellLayout.multimapCell(elements, encodeKey(keyCoder, key), nextSequence());
     reads.beforeWrite(cell);
-    putNullable(store, store.key(cell), value, valueCoder);
+    putNullable(store, store.key(cell), value, valueCoder, nullValueCoder);
   }
 
   @Override

@@ -39,11 +39,17 @@ import org.joda.time.Instant;
  */
 final class CachedOrderedList<T> extends ElementCells implements CachedStateInternals.DrainableOrderedList<T> {
   private final Coder<T> coder;
+  private final NullElementCoder<T> nullCoder;
 
-  /** @param sequenceCell the state's single cell, which counts insertions */
-  CachedOrderedList(StreamedRead reads, StateKey sequenceCell, byte[] elements, Coder<T> coder) {
+  /**
+   * @param sequenceCell the state's single cell, which counts insertions
+   * @param nullCoder writes a null element ({@link StateCoders#nullElement} of {@code coder})
+   */
+  CachedOrderedList(StreamedRead reads, StateKey sequenceCell, byte[] elements, Coder<T> coder,
+      NullElementCoder<T> nullCoder) {
     super(reads, elements, sequenceCell);
     this.coder = coder;
+    this.nullCoder = nullCoder;
   }
 
   /** The first cell key at or after {@code ts}. */
@@ -60,7 +66,7 @@ final class CachedOrderedList<T> extends ElementCells implements CachedStateInte
   public void add(TimestampedValue<T> value) {
     byte[] cell = CellLayout.orderedListCell(elements, value.getTimestamp().getMillis(), nextSequence());
     reads.beforeWrite(cell);
-    putNullable(store, store.key(cell), value.getValue(), coder);
+    putNullable(store, store.key(cell), value.getValue(), coder, nullCoder);
   }
 
   @Override

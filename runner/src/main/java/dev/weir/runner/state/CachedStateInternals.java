@@ -114,6 +114,8 @@ public final class CachedStateInternals implements StateInternals {
   private static final int MAX_CACHED_NAMESPACES = 64;
   /** The operator's encoded namespace names, shared by its keys. */
   private final NamespaceNames names;
+  /** The operator's wrappers of its state coders, shared by its keys. */
+  private final StateCoders coders;
 
   /** One namespace's encoded name and bound states by state id. */
   private static final class Slot {
@@ -137,19 +139,21 @@ public final class CachedStateInternals implements StateInternals {
    */
   public CachedStateInternals(Object key, byte[] keyBytes, byte[] operatorId, CachedStore store,
       WatermarkHolds holds, Coder<? extends BoundedWindow> windowCoder) {
-    this(key, keyBytes, operatorId, store, holds, windowCoder, new NamespaceNames(windowCoder));
+    this(key, keyBytes, operatorId, store, holds, windowCoder, new NamespaceNames(windowCoder), new StateCoders());
   }
 
   /**
    * As {@link #CachedStateInternals(Object, byte[], byte[], CachedStore, WatermarkHolds, Coder)},
-   * with the encoded namespace names shared by all keys of the operator.
+   * with the encoded namespace names and the state coders' wrappers shared by all keys of the operator.
    *
    * @param names the operator's namespace names, built with the same {@code windowCoder}; confined
    *     to the same thread
+   * @param coders the operator's wrappers of its state coders; confined to the same thread
    */
   public CachedStateInternals(Object key, byte[] keyBytes, byte[] operatorId, CachedStore store,
-      WatermarkHolds holds, Coder<? extends BoundedWindow> windowCoder, NamespaceNames names) {
+      WatermarkHolds holds, Coder<? extends BoundedWindow> windowCoder, NamespaceNames names, StateCoders coders) {
     this.names = names;
+    this.coders = coders;
     this.slots = new NamespaceMap<>(windowCoder);
     this.key = key;
     this.store = store;
@@ -231,7 +235,7 @@ public final class CachedStateInternals implements StateInternals {
 
     @Override
     public <T> BagState<T> bindBag(StateTag<BagState<T>> spec, Coder<T> elemCoder) {
-      return new CachedBag<>(store, cell(), elements(), elemCoder);
+      return new CachedBag<>(store, cell(), elements(), elemCoder, coders.chunk(elemCoder));
     }
 
     @Override
@@ -248,26 +252,27 @@ public final class CachedStateInternals implements StateInternals {
     @Override
     public <K, V> MultimapState<K, V> bindMultimap(StateTag<MultimapState<K, V>> spec, Coder<K> keyCoder,
         Coder<V> valueCoder) {
-      return new CachedMultimap<>(reads, cell(), elements(), keyCoder, valueCoder);
+      return new CachedMultimap<>(reads, cell(), elements(), keyCoder, valueCoder, coders.nullElement(valueCoder));
     }
 
     @Override
     public <T> OrderedListState<T> bindOrderedList(StateTag<OrderedListState<T>> spec, Coder<T> elemCoder) {
-      return new CachedOrderedList<>(reads, cell(), elements(), elemCoder);
+      return new CachedOrderedList<>(reads, cell(), elements(), elemCoder, coders.nullElement(elemCoder));
     }
 
     @Override
     public <InputT, AccumT, OutputT> CombiningState<InputT, AccumT, OutputT> bindCombiningValue(
         StateTag<CombiningState<InputT, AccumT, OutputT>> spec, Coder<AccumT> accumCoder,
         CombineFn<InputT, AccumT, OutputT> combineFn) {
-      return new CachedCombining<>(store, cell(), accumCoder, combineFn);
+      return new CachedCombining<>(store, cell(), accumCoder, coders.held(accumCoder), combineFn);
     }
 
     @Override
     public <InputT, AccumT, OutputT> CombiningState<InputT, AccumT, OutputT> bindCombiningValueWithContext(
         StateTag<CombiningState<InputT, AccumT, OutputT>> spec, Coder<AccumT> accumCoder,
         CombineFnWithContext<InputT, AccumT, OutputT> combineFn) {
-      return new CachedCombining<>(store, cell(), accumCoder, CombineFnUtil.bindContext(combineFn, context));
+      return new CachedCombining<>(store, cell(), accumCoder, coders.held(accumCoder),
+          CombineFnUtil.bindContext(combineFn, context));
     }
 
     @Override

@@ -51,10 +51,10 @@ import org.apache.beam.sdk.annotations.Internal;
  * the key bytes it holds ({@link #keyBytesOfCell}), so a key-group prefix buys nothing there, and it
  * costs the running job: it scatters keys that arrive close in time and sort close together
  * (Nexmark's auction ids, any increasing id) over the whole key space, so that RocksDB's memtable
- * search and every cache line it touches lose their locality. Version 3 put it first; Nexmark Q5
- * (sliding windows per auction, object cache evicting to the store) then spent 26% more CPU
- * samples in the memtable's skip-list search and ran some 8% slower
- * ({@code runner/benchmarks/runs/issue44/README.md}). Keys are ordered by operator, then key.
+ * search and every cache line it touches lose their locality. With it first, a profile of Nexmark
+ * Q5 (a count per auction and sliding window, the object cache evicting to the store) had 298
+ * samples in the memtable's skip-list search; without it, 212 (one profiled run each,
+ * {@code runner/benchmarks/runs/issue44/README.md}). Keys are ordered by operator, then key.
  *
  * <h2>State cells</h2>
  *

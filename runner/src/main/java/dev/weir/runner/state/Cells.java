@@ -96,10 +96,13 @@ abstract class Cells {
     }
   }
 
-  /** Puts a possibly-null element value ({@link #NULL_ELEMENT} stands in for null). */
-  static <T> void putNullable(CachedStore store, StateKey cell, T value, Coder<T> coder) {
+  /**
+   * Puts a possibly-null element value ({@link #NULL_ELEMENT} stands in for null, written with
+   * {@code nullCoder}, the operator's {@link StateCoders#nullElement} of {@code coder}).
+   */
+  static <T> void putNullable(CachedStore store, StateKey cell, T value, Coder<T> coder, NullElementCoder<T> nullCoder) {
     if (value == null) {
-      store.put(cell, NULL_ELEMENT, new NullElementCoder<>(coder));
+      store.put(cell, NULL_ELEMENT, nullCoder);
     } else {
       store.put(cell, value, coder);
     }

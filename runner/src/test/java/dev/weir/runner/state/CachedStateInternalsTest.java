@@ -259,6 +259,27 @@ class CachedStateInternalsTest {
 
   @ParameterizedTest
   @EnumSource(StateBackend.class)
+  void writtenAccumulatorsAreDecodedBackOncePerOperator_notOncePerKeyAndWindow(StateBackend backend) {
+    // The object cache decodes back the first value of each coder instance it writes; the keys of
+    // one operator share their state coders' wrappers (StateCoders), so that is one decode in all.
+    StateTag<CombiningState<Integer, int[], Integer>> count =
+        StateTags.combiningValue("count", new CountingAccumCoder(), Sum.ofIntegers());
+    open(backend, 10_000L, "k0", new WatermarkHolds());
+    NamespaceNames names = new NamespaceNames(IntervalWindow.getCoder());
+    StateCoders coders = new StateCoders();
+    CountingAccumCoder.DECODES.set(0);
+    for (int k = 0; k < 50; k++) {
+      CachedStateInternals s = new CachedStateInternals("k" + k, ("k" + k).getBytes(), new byte[] {0, 0, 0, 1},
+          state.store(), new WatermarkHolds(), IntervalWindow.getCoder(), names, coders);
+      s.state(W1, count).add(k);
+      s.state(W2, count).add(k);
+    }
+    state.commit();
+    assertThat(CountingAccumCoder.DECODES.get()).as("decodes of 100 written accumulators").isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(StateBackend.class)
   void aReadWhoseOutputIsImmutableLeavesTheAccumulatorUnshared(StateBackend backend) {
     // A count trigger's pattern: add, then read the count, per element. The Integer read cannot
     // alias the int[] accumulator, so no write copies it.

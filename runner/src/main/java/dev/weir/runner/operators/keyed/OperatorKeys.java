@@ -6,6 +6,7 @@ import dev.weir.runner.state.ContainerState;
 import dev.weir.runner.state.KeyContext;
 import dev.weir.runner.state.KeyContexts;
 import dev.weir.runner.state.NamespaceNames;
+import dev.weir.runner.state.StateCoders;
 import dev.weir.runner.state.WatermarkHolds;
 import org.apache.beam.runners.core.StateInternals;
 import org.apache.beam.runners.core.StateNamespace;
@@ -57,6 +58,8 @@ final class OperatorKeys<K> {
   private Coder<? extends BoundedWindow> windowCoder;
   /** Encoded namespace names shared by every key's state; set in {@link #open}. */
   private NamespaceNames names;
+  /** Wrappers of the state coders shared by every key's state (one check each by the object cache); set in {@link #open}. */
+  private StateCoders coders;
   private String stepName;
   private KeyContext<K> current;
 
@@ -72,6 +75,7 @@ final class OperatorKeys<K> {
   void open(ContainerState state, String stepName, Coder<? extends BoundedWindow> windowCoder) {
     this.windowCoder = windowCoder;
     this.names = new NamespaceNames(windowCoder);
+    this.coders = new StateCoders();
     this.state = state;
     this.stepName = stepName;
     this.operatorId = state.operatorId(stepName, "state");
@@ -121,7 +125,7 @@ final class OperatorKeys<K> {
   private KeyContext<K> newKey(K key, ByteKey id) {
     KeyContext<K> context = new KeyContext<>(key, id,
         new CachedStateInternals(key, id.bytes(), operatorId, state.store(),
-            holds, windowCoder, names));
+            holds, windowCoder, names, coders));
     contexts.put(context);
     return context;
   }
