@@ -106,7 +106,6 @@ final class CachedBag<T> extends Cells implements BagState<T> {
     this.chunkCoder = chunkCoder;
   }
 
-
   private long length() {
     Long n = store.get(lengthCell, VarLongCoder.of());
     return n == null ? 0 : n;
