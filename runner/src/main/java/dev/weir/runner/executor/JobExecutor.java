@@ -423,9 +423,10 @@ public final class JobExecutor {
 
   /**
    * The job's end, run by {@link FailureCoordinator} on the last container thread to exit, before
-   * the job completes: logs the checkpoint and run-loop summaries, unregisters the MBeans (once
-   * {@code waitUntilFinish} returns they are gone), closes the sealers (every cache is closed:
-   * queued encodings have nowhere to go) and releases the state directory.
+   * the job completes: logs the checkpoint and run-loop summaries and each container's
+   * object-cache counters, unregisters the MBeans (once {@code waitUntilFinish} returns they are
+   * gone), closes the sealers (every cache is closed: queued encodings have nowhere to go) and
+   * releases the state directory.
    */
   private void jobEnded(boolean normalEnd) {
     String jobName = settings.pipelineOptions().getJobName();
