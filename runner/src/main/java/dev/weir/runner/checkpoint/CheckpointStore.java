@@ -298,7 +298,7 @@ public final class CheckpointStore {
       throw new IllegalStateException("Cannot restore checkpoint " + dir + ": its state is in Weir's state format "
           + "version " + written.layoutVersion() + ", and this Weir reads version " + plan.layoutVersion()
           + " (keyed state addressed by key group and PTransform name since version 3, ParDo state by the name the "
-          + "user gave since version 4). Drain or finish the job "
+          + "user gave since version 4, no key-group prefix in stored keys since version 5). Drain or finish the job "
           + "with the Weir that wrote the checkpoint, or start it fresh with --restoreMode=NONE (its state is "
           + "then discarded)");
     }
