@@ -133,6 +133,15 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, 
 
   void setObjectCacheBytes(long objectCacheBytes);
 
+  @Description("Which entries the object cache evicts when it is over --objectCacheSize or --objectCacheBytes. "
+      + "LRU: the least recently read or written one (keeps the cells the next elements of a key touch, "
+      + "including the new cells merging windows move a session to). W_TINY_LFU: Caffeine's admission by "
+      + "recent frequency (keeps often-read cells; turns away new ones seen once). Default: LRU.")
+  @Default.Enum("LRU")
+  dev.weir.state.cache.ObjectCacheSettings.Eviction getObjectCacheEviction();
+
+  void setObjectCacheEviction(dev.weir.state.cache.ObjectCacheSettings.Eviction objectCacheEviction);
+
   @Description("Whether a bag's full chunks (which a buffering GroupByKey or stateful DoFn will not change "
       + "again) are encoded off the container that filled them: by any container whose run loop found no "
       + "work, and by one thread per core beyond the job's containers (--containers), at most one per "

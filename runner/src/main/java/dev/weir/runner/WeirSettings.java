@@ -50,6 +50,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
  * @param objectCacheSize decoded state values the object cache keeps per container (entries)
  * @param objectCacheBytes estimated bytes of those values per container (see
  *     {@link ObjectCacheSettings#bounded}), in bytes
+ * @param objectCacheEviction which entries the object cache evicts when full
+ *     ({@code --objectCacheEviction})
  * @param backgroundSealing whether sealed state values are encoded off the container that sealed
  *     them ({@code --backgroundSealing}: by idle run loops and threads on spare cores)
  * @param metricsEnabled whether Beam metrics are collected per PTransform
@@ -73,7 +75,7 @@ import org.apache.beam.sdk.options.PipelineOptions;
 @Internal
 public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, KeyGroups keyGroups, int containers, int maxBundleSize,
     long maxBundleTimeMs, StateBackend stateBackend, Path stateDirectory, long objectCacheSize, long objectCacheBytes,
-    boolean backgroundSealing, boolean metricsEnabled, long metricsLogIntervalMs, MetricsHttp metricsHttp,
+    ObjectCacheSettings.Eviction objectCacheEviction, boolean backgroundSealing, boolean metricsEnabled, long metricsLogIntervalMs, MetricsHttp metricsHttp,
     boolean enforceEncodability, Checkpointing checkpointing, Concurrency concurrency,
     ExecutionEnvironment executionEnvironment, Map<String, String> samzaConfig, int sourceParallelism) {
 
@@ -185,6 +187,11 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
     if (objectCacheBytes < 1) {
       throw outOfRange("objectCacheBytes", objectCacheBytes, "1 to " + Long.MAX_VALUE + " (bytes)");
     }
+    ObjectCacheSettings.Eviction objectCacheEviction = options.getObjectCacheEviction();
+    if (objectCacheEviction == null) {
+      throw new IllegalArgumentException("--objectCacheEviction is not set; allowed values: "
+          + Arrays.stream(ObjectCacheSettings.Eviction.values()).map(Enum::name).collect(Collectors.joining(", ")));
+    }
     long metricsLogIntervalMs = options.getMetricsLogIntervalMs();
     if (metricsLogIntervalMs < 0) {
       throw outOfRange("metricsLogIntervalMs", metricsLogIntervalMs,
@@ -211,7 +218,7 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
     Map<String, String> samzaConfig =
         SamzaUserConfig.read(environment, options.getSamzaConfig(), options.getSamzaConfigOverride());
     return new WeirSettings(options, parallelism, new KeyGroups(maxParallelism), containers, maxBundleSize, maxBundleTimeMs, backend,
-        stateDirectory, objectCacheSize, objectCacheBytes, options.getBackgroundSealing(), options.getMetricsEnabled(), metricsLogIntervalMs,
+        stateDirectory, objectCacheSize, objectCacheBytes, objectCacheEviction, options.getBackgroundSealing(), options.getMetricsEnabled(), metricsLogIntervalMs,
         metricsHttp, options.getWeirEnforceEncodability(), new Checkpointing(checkpointingIntervalMs, options.getRestoreMode(), retain,
             restoreFrom(options.getRestoreFrom()), options.getAllowNonRestoredState()),
         concurrency, environment, samzaConfig, parallelism);
@@ -225,14 +232,17 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
    */
   public WeirSettings withSourceParallelism(int sourceParallelism) {
     return new WeirSettings(pipelineOptions, parallelism, keyGroups, containers, maxBundleSize, maxBundleTimeMs,
-        stateBackend, stateDirectory, objectCacheSize, objectCacheBytes, backgroundSealing, metricsEnabled,
+        stateBackend, stateDirectory, objectCacheSize, objectCacheBytes, objectCacheEviction, backgroundSealing, metricsEnabled,
         metricsLogIntervalMs, metricsHttp, enforceEncodability, checkpointing, concurrency, executionEnvironment,
         samzaConfig, sourceParallelism);
   }
 
-  /** The object cache's bounds per container: {@code --objectCacheSize} entries and {@code --objectCacheBytes}. */
+  /**
+   * The object cache's bounds per container, {@code --objectCacheSize} entries and
+   * {@code --objectCacheBytes}, and its {@code --objectCacheEviction} policy.
+   */
   public ObjectCacheSettings objectCacheBounds() {
-    return ObjectCacheSettings.bounded(objectCacheSize, objectCacheBytes);
+    return ObjectCacheSettings.bounded(objectCacheSize, objectCacheBytes).withEviction(objectCacheEviction);
   }
 
   /** {@code --metricsHttpHost} and {@code --metricsHttpPort}, checked; null if no port is set. */

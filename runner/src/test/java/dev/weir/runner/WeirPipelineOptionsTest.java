@@ -101,6 +101,27 @@ class WeirPipelineOptionsTest {
   }
 
   @Test
+  void objectCacheEviction_defaultsToLru_andReachesTheCacheSettings() {
+    assertThat(parse().getObjectCacheEviction()).isEqualTo(dev.weir.state.cache.ObjectCacheSettings.Eviction.LRU);
+    assertThat(WeirSettings.from(parse("--objectCacheEviction=W_TINY_LFU")).objectCacheBounds().eviction())
+        .isEqualTo(dev.weir.state.cache.ObjectCacheSettings.Eviction.W_TINY_LFU);
+  }
+
+  @Test
+  void objectCacheEviction_badOrUnset_namesTheOptionAndTheAllowedValues() {
+    assertThatThrownBy(() -> parse("--objectCacheEviction=FIFO"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasStackTraceContaining("objectCacheEviction")
+        .hasStackTraceContaining("LRU")
+        .hasStackTraceContaining("W_TINY_LFU");
+    WeirPipelineOptions options = parse("--runner=WeirRunner");
+    options.setObjectCacheEviction(null);
+    assertThatThrownBy(() -> WeirSettings.from(options))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("--objectCacheEviction is not set; allowed values: LRU, W_TINY_LFU");
+  }
+
+  @Test
   void stateBackend_unset_failsNamingTheOptionAndTheAllowedValues() {
     WeirPipelineOptions options = parse("--runner=WeirRunner");
     options.setStateBackend(null);
@@ -194,6 +215,7 @@ class WeirPipelineOptionsTest {
         .contains("--metricsEnabled=<boolean>\n    Default: true")
         .contains("--objectCacheSize=<long>\n    Default: 10000")
         .contains("--objectCacheBytes=<long>\n    Default: 67108864")
+        .contains("--objectCacheEviction=<LRU | W_TINY_LFU>\n    Default: LRU")
         .contains("--parallelism=<int>\n    Default: AvailableProcessors")
         .contains("--stateBackend=<ROCKSDB | MEMORY>\n    Default: ROCKSDB")
         .contains("--stateDirectory=<String>\n    Default: TempStateDirectory")

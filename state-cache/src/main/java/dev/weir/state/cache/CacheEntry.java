@@ -61,6 +61,11 @@ final class CacheEntry {
   int weighedBytes;
   /** Whether the entry waits in ObjectCache's list of entries to weigh again (so it is listed once). */
   boolean reweighQueued;
+  /** {@link LruEntryTable}: the neighbours in its recency list (null at the ends, or when not in it). */
+  CacheEntry newer;
+  CacheEntry older;
+  /** {@link LruEntryTable}: the weight it counts this entry at while it holds it. */
+  int tableWeight;
 
   CacheEntry(StateKey key, Object value, Coder<?> coder, State state, boolean inStore, int touched) {
     this.key = key;

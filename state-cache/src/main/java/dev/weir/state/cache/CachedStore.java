@@ -92,7 +92,7 @@ public final class CachedStore {
     checkKey(key);
     Objects.requireNonNull(coder, "coder");
     owner.checkOpen();
-    CacheEntry entry = owner.cache.getIfPresent(key);
+    CacheEntry entry = owner.table.get(key);
     if (entry != null && entry.state != State.EVICTED) {
       return hit(entry, coder);
     }
@@ -101,7 +101,7 @@ public final class CachedStore {
       owner.hits++; // evicted since the last safe point, not yet written: still the latest value
       V value = entry.encoded ? unseal(entry, coder) : (V) entry.value;
       entry.touched = owner.epoch;
-      owner.cache.put(key, entry);
+      owner.table.put(key, entry);
       return value;
     }
     owner.misses++;
@@ -118,7 +118,7 @@ public final class CachedStore {
     if (found != null) {
       sawValueBytes(loaded, found.length);
     }
-    owner.cache.put(key, loaded);
+    owner.table.put(key, loaded);
     return value;
   }
 
@@ -145,7 +145,7 @@ public final class CachedStore {
     checkKey(key);
     Objects.requireNonNull(coder, "coder");
     owner.checkOpen();
-    CacheEntry entry = owner.cache.getIfPresent(key);
+    CacheEntry entry = owner.table.get(key);
     if (entry != null && entry.state != State.EVICTED) {
       return hit(entry, coder);
     }
@@ -198,7 +198,7 @@ public final class CachedStore {
      */
     public void install(V value) {
       store.owner.checkOpen();
-      CacheEntry present = store.owner.cache.getIfPresent(key);
+      CacheEntry present = store.owner.table.get(key);
       if ((present != null && present.state != State.EVICTED) || store.owner.isDeferred(key)) {
         return;
       }
@@ -207,7 +207,7 @@ public final class CachedStore {
         store.owner.bytesDecoded += loadedBytes;
         store.sawValueBytes(loaded, loadedBytes);
       }
-      store.owner.cache.put(key, loaded);
+      store.owner.table.put(key, loaded);
     }
   }
 
@@ -328,12 +328,12 @@ public final class CachedStore {
   private CacheEntry write(StateKey key, Object value, Coder<?> coder, int encodedBytesHint, boolean encoded) {
     checkKey(key);
     owner.checkOpen();
-    CacheEntry entry = owner.cache.getIfPresent(key);
+    CacheEntry entry = owner.table.get(key);
     if (entry == null || entry.state == State.EVICTED) {
       entry = owner.takeDeferred(key);
       if (entry != null) {
         entry.touched = owner.epoch;
-        owner.cache.put(key, entry); // may evict it again at once: then it is deferred again, or EVICTED if clean
+        owner.table.put(key, entry); // may evict it again at once: then it is deferred again, or EVICTED if clean
       }
       if (entry == null || entry.state == State.EVICTED) {
         // No live entry: insert one. The filter of stored keys says whether the store may hold the
@@ -351,7 +351,7 @@ public final class CachedStore {
           entry.encodedBytes = encodedBytesHint; // weighed by the hint, not by the store's mean
         }
         markedDirty(entry);
-        owner.cache.put(key, entry);
+        owner.table.put(key, entry);
         return entry;
       }
     }
@@ -381,7 +381,7 @@ public final class CachedStore {
       }
       entry.state = State.EVICTED; // its stale dirty-list slot, if any, is skipped by the flush
       entry.value = null;
-      if (owner.cache.asMap().remove(key, entry)) {
+      if (owner.table.remove(key, entry)) {
         owner.removed(entry);
       } else {
         owner.takeDeferred(key); // evicted again by its re-admission above: must not be taken back
@@ -392,7 +392,7 @@ public final class CachedStore {
       markedDirty(entry);
     }
     if (owner.settings().weighted()) {
-      owner.cache.put(key, entry); // re-weigh: the value changed
+      owner.table.put(key, entry); // re-weigh: the value changed
     }
     return value == null ? null : entry;
   }
@@ -437,7 +437,7 @@ public final class CachedStore {
     }
     for (byte[] k : keys) {
       StateKey key = new StateKey(this, k);
-      CacheEntry removed = owner.cache.asMap().remove(key); // clean entries: nothing to write back
+      CacheEntry removed = owner.table.remove(key); // clean entries: nothing to write back
       if (removed != null) {
         owner.removed(removed);
       }
@@ -702,7 +702,7 @@ public final class CachedStore {
         throw new NoSuchElementException();
       }
       Entry<byte[], byte[]> e = source.next();
-      CacheEntry cached = owner.cache.policy().getIfPresentQuietly(new StateKey(CachedStore.this, e.getKey()));
+      CacheEntry cached = owner.table.peek(new StateKey(CachedStore.this, e.getKey()));
       V value = cached != null && cached.state == State.CLEAN && cached.value != null && !cached.encoded
           ? (V) cached.value
           : decode(e.getKey(), e.getValue(), coder);

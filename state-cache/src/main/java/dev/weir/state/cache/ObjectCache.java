@@ -1,9 +1,5 @@
 package dev.weir.state.cache;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Policy;
-import com.github.benmanes.caffeine.cache.RemovalCause;
 import dev.weir.state.store.StateStorage;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,7 +20,18 @@ import java.util.Objects;
  * later, so a hit costs a hash lookup, and a value written many times between two commits is
  * encoded once. The idea is the one Beam's Samza runner used ({@code SamzaStoreStateInternals}
  * stores {@code StateValue.of(value, coder)}); the cache in front of the store is Samza's
- * {@code CachedStore} (a write-behind LRU with a dirty list) rebuilt on Caffeine's W-TinyLFU.
+ * {@code CachedStore} (a write-behind LRU with a dirty list).
+ *
+ * <h2>Which entry leaves</h2>
+ *
+ * The table of entries and its eviction order are an {@link EntryTable}, chosen by {@link
+ * ObjectCacheSettings#eviction()}: least recently used by default ({@link LruEntryTable}), or
+ * Caffeine's W-TinyLFU ({@link CaffeineEntryTable}), which this cache used until 2026-11. Stream
+ * state is touched in bursts per key and window, and merging windows move a key's state to new
+ * cells on every element; frequency-based admission turned those new cells away (evicted dirty,
+ * written back and read again by the key's next element), and its sketch and buffers cost more
+ * per access than a linked list. Measured interleaved at 1,000,000 events: Nexmark Q11 1.23x and
+ * Q5 1.14x faster with LRU, at the same number of evictions (runner/BENCHMARKS.md).
  *
  * <h2>Entry states</h2>
  *
@@ -52,9 +59,10 @@ import java.util.Objects;
  *       BackgroundSealer}): a value read before that costs no decode at all.
  *   <li><b>Flush</b> (and {@link #commit}): walk each store's dirty list, encode every entry still
  *       DIRTY, write them to the byte store in one {@code putAll}/{@code deleteAll}, mark them CLEAN.
- *   <li><b>Eviction</b>: Caffeine's synchronous eviction listener runs inside the removal; a DIRTY
- *       victim is encoded and written to the byte store there, before the removal completes, so a
- *       later miss reads it back. An evicted dirty entry is never lost.
+ *   <li><b>Eviction</b>: the table's eviction listener runs synchronously, right after the victim
+ *       left the table, inside the call that went over the bound; a DIRTY victim is encoded and
+ *       written to the byte store there, before that call returns, so a later miss reads it back.
+ *       An evicted dirty entry is never lost.
  * </ul>
  *
  * With a RocksDB storage, "written to the byte store" means staged in the storage's write batch;
@@ -87,8 +95,9 @@ import java.util.Objects;
  *       object holds then), and range reads leave such entries outside their range dirty. Flink's
  *       heap state backend hands out objects by reference too, and is safe only because it
  *       snapshots between elements.
- *   <li>A coder that throws during an eviction write-back cannot throw into Caffeine (it would be
- *       logged and swallowed, and the value lost); the failure is kept and rethrown by the next
+ *   <li>A coder that throws during an eviction write-back must not throw out of the eviction (Caffeine
+ *       would log and swallow it, and the value would be lost; the LRU table would be left
+ *       mid-eviction); the failure is kept and rethrown by the next
  *       {@link #flush()} or {@link #commit}, so a broken state value never becomes durable.
  * </ul>
  *
@@ -118,10 +127,10 @@ import java.util.Objects;
  *
  * Confined to one thread (the container's run loop), like its storage, except the encoding of
  * sealed values when a sealer executor is given ({@link BackgroundSealer}: its threads only read
- * the values and hand bytes back through a queue the owning thread drains). Caffeine runs its
- * maintenance on the calling thread ({@code executor(Runnable::run)}), so eviction and its
+ * the values and hand bytes back through a queue the owning thread drains). Eviction and its
  * write-back happen synchronously inside the call that went over the bound (for entries touched
- * since the last safe point, at that safe point). {@link #stats()} may
+ * since the last safe point, at that safe point); the Caffeine table runs its maintenance on the
+ * calling thread ({@code executor(Runnable::run)}) for that. {@link #stats()} may
  * be called from any thread and may see slightly stale counts.
  */
 public final class ObjectCache implements AutoCloseable {
@@ -130,8 +139,8 @@ public final class ObjectCache implements AutoCloseable {
   private final ObjectCacheSettings settings;
   /** Encodes sealed values off the owning thread ({@link BackgroundSealer}); null: sealed puts encode inline. */
   final BackgroundSealer sealer;
-  final Cache<StateKey, CacheEntry> cache;
-  private final Policy.Eviction<StateKey, CacheEntry> eviction;
+  /** The live entries and the eviction policy ({@link ObjectCacheSettings#eviction()}). */
+  final EntryTable table;
   /** Stores by name. Only from the owning thread. */
   private final Map<String, CachedStore> stores = new LinkedHashMap<>();
   /** The same stores, republished on each new store, for {@link #stats()} from other threads. */
@@ -157,7 +166,7 @@ public final class ObjectCache implements AutoCloseable {
   private final ArrayList<CacheEntry> resized = new ArrayList<>();
   /**
    * Byte-bounded caches: the sum of the cached entries' byte estimates, without the per-entry floor
-   * (Caffeine's weighted size includes it). Written by the owning thread only, read racily by stats().
+   * (the table's weight includes it). Written by the owning thread only, read racily by stats().
    */
   long estimatedBytes;
 
@@ -209,26 +218,25 @@ public final class ObjectCache implements AutoCloseable {
     this.storage = Objects.requireNonNull(storage, "storage");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.sealer = sealer == null ? null : new BackgroundSealer(sealer);
-    Caffeine<Object, Object> builder = Caffeine.newBuilder().executor(Runnable::run);
-    Caffeine<StateKey, CacheEntry> typed;
     this.byteBounded = settings.byteBounded();
+    long maximumWeight;
+    java.util.function.ToIntFunction<CacheEntry> weigher;
     if (byteBounded) {
       int floor = (int) Math.min(Integer.MAX_VALUE, settings.entryFloorBytes());
-      typed = builder
-          .maximumWeight(settings.maximumBytes())
-          .<StateKey, CacheEntry>weigher((k, e) -> Math.max(floor, weighBytes(e)))
-          .evictionListener(this::onEviction);
+      maximumWeight = settings.maximumBytes();
+      weigher = e -> Math.max(floor, weighBytes(e));
     } else if (settings.weighted()) {
-      ObjectCacheSettings.Weigher weigher = settings.weigher();
-      typed = builder
-          .maximumWeight(settings.maximumWeight())
-          .<StateKey, CacheEntry>weigher((k, e) -> weigher.weigh(k.bytes, e.value))
-          .evictionListener(this::onEviction);
+      ObjectCacheSettings.Weigher byCaller = settings.weigher();
+      maximumWeight = settings.maximumWeight();
+      weigher = e -> byCaller.weigh(e.key.bytes, e.value);
     } else {
-      typed = builder.maximumSize(settings.maximumEntries()).evictionListener(this::onEviction);
+      maximumWeight = settings.maximumEntries();
+      weigher = null;
     }
-    this.cache = typed.build();
-    this.eviction = cache.policy().eviction().orElseThrow();
+    this.table = switch (settings.eviction()) {
+      case LRU -> new LruEntryTable(maximumWeight, weigher, this::onEviction);
+      case W_TINY_LFU -> new CaffeineEntryTable(maximumWeight, weigher, this::onEviction);
+    };
   }
 
   /**
@@ -342,7 +350,7 @@ public final class ObjectCache implements AutoCloseable {
   /**
    * The byte estimate of an entry (see {@link ObjectCacheSettings}): the fixed overhead, the key's
    * length and the value's last encoded size (its store's mean if never encoded; 0 for absent).
-   * Called by Caffeine whenever it weighs the entry; remembers the estimate in the entry and keeps
+   * Called by the table whenever it weighs the entry; remembers the estimate in the entry and keeps
    * {@link #estimatedBytes} up to date.
    */
   private int weighBytes(CacheEntry e) {
@@ -386,7 +394,7 @@ public final class ObjectCache implements AutoCloseable {
   }
 
   /**
-   * Weighs the {@link #resized} entries again (a put of the same entry makes Caffeine weigh it and
+   * Weighs the {@link #resized} entries again (a put of the same entry makes the table weigh it and
    * evict down to the bound, writing back dirty victims as usual). Entries evicted since are skipped.
    */
   private void reweigh() {
@@ -396,8 +404,8 @@ public final class ObjectCache implements AutoCloseable {
     try {
       for (int i = 0; i < resized.size(); i++) {
         CacheEntry entry = resized.get(i);
-        if (entry.state != CacheEntry.State.EVICTED && cache.policy().getIfPresentQuietly(entry.key) == entry) {
-          cache.put(entry.key, entry);
+        if (entry.state != CacheEntry.State.EVICTED && table.peek(entry.key) == entry) {
+          table.put(entry.key, entry);
         }
       }
     } finally {
@@ -425,7 +433,7 @@ public final class ObjectCache implements AutoCloseable {
     }
     try {
       for (CacheEntry entry : deferred.values()) {
-        if (cache.policy().getIfPresentQuietly(entry.key) == entry) {
+        if (table.peek(entry.key) == entry) {
           continue; // back in the cache (a weighed re-put): stays dirty there
         }
         if (entry.state == CacheEntry.State.DIRTY) {
@@ -463,10 +471,7 @@ public final class ObjectCache implements AutoCloseable {
    */
   public void evictAll() {
     checkOpen();
-    long maximum = eviction.getMaximum();
-    eviction.setMaximum(0);
-    cache.cleanUp();
-    eviction.setMaximum(maximum);
+    table.evictAll();
     rethrowWriteBackFailure();
     writeBackDeferred();
   }
@@ -491,7 +496,7 @@ public final class ObjectCache implements AutoCloseable {
       dirty += store.dirtyEntries();
     }
     return new ObjectCacheStats(hits, misses, evictions, dirtyWriteBacks, flushedEntries,
-        bytesEncoded, bytesDecoded, flushes, flushNanos, cache.estimatedSize(), dirty, elidedDeletes, absentByFilter,
+        bytesEncoded, bytesDecoded, flushes, flushNanos, table.size(), dirty, elidedDeletes, absentByFilter,
         byteBounded ? estimatedBytes : -1);
   }
 
@@ -505,7 +510,7 @@ public final class ObjectCache implements AutoCloseable {
       return;
     }
     closed = true;
-    cache.asMap().clear(); // explicit removal: the eviction listener does not run
+    table.clear(); // explicit removal: the eviction listener does not run
     estimatedBytes = 0;
     deferred.clear();
     stores.values().forEach(CachedStore::discardDirty);
@@ -517,11 +522,8 @@ public final class ObjectCache implements AutoCloseable {
     }
   }
 
-  /** Caffeine's eviction listener: runs synchronously, atomically with the removal of the entry. */
-  private void onEviction(StateKey key, CacheEntry entry, RemovalCause cause) {
-    if (entry == null) {
-      return;
-    }
+  /** The table's eviction listener: runs synchronously, right after the entry left the table. */
+  private void onEviction(StateKey key, CacheEntry entry) {
     evictions++;
     estimatedBytes -= entry.weighedBytes;
     entry.weighedBytes = 0; // weighed afresh if taken back from the deferred map

@@ -19,19 +19,35 @@ package dev.weir.state.cache;
  * <p>Both bounds hold together because every entry weighs at least {@code maximumBytes /
  * maximumEntries}: the total weight stays under {@code maximumBytes}, and at most
  * {@code maximumEntries} entries fit in it. Small entries are therefore charged the floor, which
- * matters only when the entry bound is the tighter one. (Caffeine bounds by count or by weight,
- * not both; this is how one weight carries both.)
+ * matters only when the entry bound is the tighter one. (The entry table bounds by count or by
+ * weight, not both, as Caffeine does; this is how one weight carries both.)
  *
  * @param maximumEntries the entry bound, unless {@code weigher} is set; at least 1
  * @param maximumBytes the estimated-bytes bound, or 0 for none; with a weigher, must be 0
  * @param maximumWeight the weight bound, if {@code weigher} is set; at least 1
  * @param weigher assigns a weight to an entry, or null to bound by count (and bytes)
+ * @param eviction which entries leave the cache when it is over its bound
  */
-public record ObjectCacheSettings(long maximumEntries, long maximumBytes, long maximumWeight, Weigher weigher) {
+public record ObjectCacheSettings(
+    long maximumEntries, long maximumBytes, long maximumWeight, Weigher weigher, Eviction eviction) {
+
+  /** Which entry an over-full cache evicts. */
+  public enum Eviction {
+    /**
+     * The least recently read or written entry (see {@code LruEntryTable} for why recency suits
+     * stream state). The default.
+     */
+    LRU,
+    /**
+     * Caffeine's W-TinyLFU: a new entry displaces an old one only if it was used more often
+     * recently; protects often-read cells, but rejects the new cells of merging windows.
+     */
+    W_TINY_LFU
+  }
 
   /**
    * The bytes charged per entry besides its key and value: the cache entry, its state key and
-   * Caffeine's node (object headers, fields and references on a 64-bit JVM with compressed
+   * the table's node (object headers, fields and references on a 64-bit JVM with compressed
    * oops), and the key array's header.
    */
   public static final int ENTRY_OVERHEAD_BYTES = 128;
@@ -63,11 +79,17 @@ public record ObjectCacheSettings(long maximumEntries, long maximumBytes, long m
     if (weigher != null && maximumWeight < 1) {
       throw new IllegalArgumentException("maximumWeight must be >= 1, was " + maximumWeight);
     }
+    java.util.Objects.requireNonNull(eviction, "eviction");
+  }
+
+  /** These bounds with {@code eviction} as the policy. */
+  public ObjectCacheSettings withEviction(Eviction eviction) {
+    return new ObjectCacheSettings(maximumEntries, maximumBytes, maximumWeight, weigher, eviction);
   }
 
   /** Bounds the cache to {@code entries} entries. */
   public static ObjectCacheSettings maximumEntries(long entries) {
-    return new ObjectCacheSettings(entries, 0, 0, null);
+    return new ObjectCacheSettings(entries, 0, 0, null, Eviction.LRU);
   }
 
   /**
@@ -82,7 +104,7 @@ public record ObjectCacheSettings(long maximumEntries, long maximumBytes, long m
     if (bytes < 1) {
       throw new IllegalArgumentException("maximumBytes must be >= 1, was " + bytes);
     }
-    return new ObjectCacheSettings(entries, bytes, 0, null);
+    return new ObjectCacheSettings(entries, bytes, 0, null, Eviction.LRU);
   }
 
   /** Bounds the cache to a total weight of {@code weight} as assigned by {@code weigher}. */
@@ -90,7 +112,7 @@ public record ObjectCacheSettings(long maximumEntries, long maximumBytes, long m
     if (weigher == null) {
       throw new NullPointerException("weigher");
     }
-    return new ObjectCacheSettings(0, 0, weight, weigher);
+    return new ObjectCacheSettings(0, 0, weight, weigher, Eviction.LRU);
   }
 
   /** Whether the bound is a caller's weigher. */

@@ -16,11 +16,13 @@ abstract class CacheFixture {
   StateStorage storage;
   ObjectCache cache;
   final CountingCoder coder = new CountingCoder();
+  /** The eviction policy {@link #open} gives every cache, whatever its settings say. */
+  ObjectCacheSettings.Eviction eviction = ObjectCacheSettings.Eviction.LRU;
 
-  /** Opens the cache over {@code backend} with {@code settings}, sealing on {@code sealer} (null: inline). */
+  /** Opens the cache over {@code backend} with {@code settings} and {@link #eviction}, sealing on {@code sealer} (null: inline). */
   CachedStore open(Backend backend, ObjectCacheSettings settings, Executor sealer) {
     storage = backend.open(dir);
-    cache = new ObjectCache(storage, settings, sealer);
+    cache = new ObjectCache(storage, settings.withEviction(eviction), sealer);
     return cache.store("s");
   }
 

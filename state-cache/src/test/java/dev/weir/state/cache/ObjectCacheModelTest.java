@@ -68,7 +68,20 @@ class ObjectCacheModelTest {
       out.add(Arguments.of(backend, 40, Bound.BYTES, fixed, true));
       out.add(Arguments.of(backend, 16, Bound.ENTRIES, fresh, true));
     }
-    return out.stream();
+    List<Arguments> both = new ArrayList<>();
+    for (Arguments a : out) {
+      both.add(Arguments.of(append(a.get(), ObjectCacheSettings.Eviction.LRU)));
+    }
+    // Caffeine's W-TinyLFU, which may evict an entry in the put that inserted it.
+    for (Backend backend : Backend.values()) {
+      for (int cacheSize : new int[] {1, 3, 64}) {
+        both.add(Arguments.of(backend, cacheSize, Bound.ENTRIES, fixed, false, ObjectCacheSettings.Eviction.W_TINY_LFU));
+      }
+      both.add(Arguments.of(backend, 40, Bound.WEIGHER, fixed, false, ObjectCacheSettings.Eviction.W_TINY_LFU));
+      both.add(Arguments.of(backend, 40, Bound.BYTES, fixed, true, ObjectCacheSettings.Eviction.W_TINY_LFU));
+      both.add(Arguments.of(backend, 16, Bound.ENTRIES, fresh, false, ObjectCacheSettings.Eviction.W_TINY_LFU));
+    }
+    return both.stream();
   }
 
   /**
@@ -82,11 +95,17 @@ class ObjectCacheModelTest {
     BYTES
   }
 
-  @ParameterizedTest(name = "{0} cache={1} bound={2} seed={3} backgroundSealing={4}")
+  private static Object[] append(Object[] values, Object last) {
+    Object[] out = java.util.Arrays.copyOf(values, values.length + 1);
+    out[values.length] = last;
+    return out;
+  }
+
+  @ParameterizedTest(name = "{0} cache={1} bound={2} seed={3} backgroundSealing={4} eviction={5}")
   @MethodSource("configurations")
   void randomOperations_matchTheTreeMapModel(Backend backend, int cacheSize, Bound bound, long seed,
-      boolean backgroundSealing) {
-    new Run(backend, cacheSize, bound, seed, backgroundSealing).execute();
+      boolean backgroundSealing, ObjectCacheSettings.Eviction eviction) {
+    new Run(backend, cacheSize, bound, seed, backgroundSealing, eviction).execute();
   }
 
   private final class Run {
@@ -94,6 +113,7 @@ class ObjectCacheModelTest {
     final int cacheSize;
     final Bound bound;
     final long seed;
+    final ObjectCacheSettings.Eviction eviction;
     /** A sealer thread of its own, or null: sealed puts encode inline. */
     final SealerQueue sealers;
     final Random random;
@@ -106,8 +126,10 @@ class ObjectCacheModelTest {
     ObjectCache cache;
     CachedStore store;
 
-    Run(Backend backend, int cacheSize, Bound bound, long seed, boolean backgroundSealing) {
+    Run(Backend backend, int cacheSize, Bound bound, long seed, boolean backgroundSealing,
+        ObjectCacheSettings.Eviction eviction) {
       this.backend = backend;
+      this.eviction = eviction;
       this.cacheSize = cacheSize;
       this.bound = bound;
       this.seed = seed;
@@ -120,12 +142,13 @@ class ObjectCacheModelTest {
 
     void open() {
       storage = backend.open(dir);
-      cache = new ObjectCache(storage, switch (bound) {
+      ObjectCacheSettings settings = switch (bound) {
         case ENTRIES -> ObjectCacheSettings.maximumEntries(cacheSize);
         case WEIGHER -> ObjectCacheSettings.maximumWeight(
             cacheSize * 10L, (k, v) -> 1 + (v == null ? 0 : ((String) v).length()));
         case BYTES -> ObjectCacheSettings.bounded(1000, cacheSize * 300L);
-      }, sealers);
+      };
+      cache = new ObjectCache(storage, settings.withEviction(eviction), sealers);
       store = cache.store("model");
     }
 
@@ -152,9 +175,9 @@ class ObjectCacheModelTest {
         verifyEverything("final");
       } catch (AssertionError | RuntimeException e) {
         throw new AssertionError(String.format(
-            "model test failed: seed=%d backend=%s cacheSize=%d bound=%s backgroundSealing=%b step=%d%n"
+            "model test failed: seed=%d backend=%s cacheSize=%d bound=%s backgroundSealing=%b eviction=%s step=%d%n"
                 + "reproduce: -Dweir.model.seed=%d%nlast operations:%n  %s",
-            seed, backend, cacheSize, bound, sealers != null, step, seed, String.join("\n  ", recent)), e);
+            seed, backend, cacheSize, bound, sealers != null, eviction, step, seed, String.join("\n  ", recent)), e);
       } finally {
         close();
         if (sealers != null) {
