@@ -541,6 +541,10 @@ public final class ChildRun {
           r.nexmarkErrors.add("no-delay pass (perf-nodelay.json): " + e.asText());
         }
       }
+      JsonNode batchPerf = readPerf(runDir.resolve("perf-nodelay-batch.json"));
+      if (batchPerf != null && batchPerf.path("errors").isEmpty()) {
+        r.noDelayBatchResults = resultCount(batchPerf); // a reference only: its errors do not fail the run
+      }
     }
     for (Path warm : spec.warmupEvents() > 0 ? passFiles(runDir, "perf-warmup") : List.<Path>of()) {
       JsonNode warmPerf = readPerf(warm);

@@ -22,8 +22,9 @@ import java.util.stream.Collectors;
  * number of results; the majority count is taken as right when there is one, and with two runners
  * that disagree both are marked false. Counts of Q6 and Q9 that differ are recorded as
  * timing-dependent in streaming mode ({@link #countsTimingDependent}), with no verdict; those runs
- * also run a no-delay pass (the same events with Nexmark's delayed events off), whose counts are
- * judged like any other and decide the verdict. Q10 (sharding) and Q12 (processing-time triggers) are not
+ * also run a no-delay pass (the same events with Nexmark's delayed events off), whose counts decide
+ * the verdict: against the count the runners' batch reference passes agree on when they do
+ * ({@link #batchReference}; nothing is late in batch), else compared across runners like any other. Q10 (sharding) and Q12 (processing-time triggers) are not
  * judged; Direct and Flink agree on every other query in streaming mode (and on all but Q6 in
  * batch, where Flink's batch translation fires Q6's per-element trigger differently), see
  * shared/reference/peerbench/DETAILS.md section 5.
@@ -101,6 +102,42 @@ public final class Correctness {
     }
   }
 
+  /**
+   * The count a no-delay group's streaming passes must reach: the one their runs' batch reference
+   * passes ({@link RunRecord#noDelayBatchResults}) agree on, by more than half of them and from at
+   * least two runners; null when there is none. A batch run drops nothing as late, but runners
+   * may fire a trigger differently in batch (Flink's batch GroupByKey fires Q6's per-element
+   * trigger once per key), which is why one runner's batch count alone does not decide.
+   */
+  private static Long batchReference(List<Count> group) {
+    Map<Long, Integer> votes = new HashMap<>();
+    Map<Long, java.util.Set<String>> runners = new HashMap<>();
+    int counted = 0;
+    for (Count c : group) {
+      if (c.run.noDelayBatchResults != null) {
+        counted++;
+        votes.merge(c.run.noDelayBatchResults, 1, Integer::sum);
+        runners.computeIfAbsent(c.run.noDelayBatchResults, k -> new java.util.HashSet<>()).add(c.run.runner);
+      }
+    }
+    for (Map.Entry<Long, Integer> e : votes.entrySet()) {
+      if (e.getValue() * 2 > counted && runners.get(e.getKey()).size() >= 2) {
+        return e.getKey();
+      }
+    }
+    return null;
+  }
+
+  private static Verdict referenceVerdict(Count c, long reference, List<Count> group) {
+    String counts = group.stream().map(Count::label).collect(Collectors.joining(", "));
+    String words = c.run.mode + " count " + c.results + (c.results == reference ? " equals" : " differs from")
+        + " the batch count " + reference + " that the runners' batch passes agree on (nothing is late in batch)";
+    if (c.results < reference) {
+      words += ": " + (reference - c.results) + " results lost to events dropped as late";
+    }
+    return new Verdict(c.results == reference, words + " (" + counts + ")");
+  }
+
   /** Which pass of a run a count comes from. */
   private enum Pass {
     MEASURED(""), CHECK(" (check pass)"), NO_DELAY(" (no-delay pass)");
@@ -154,6 +191,13 @@ public final class Correctness {
     Map<RunRecord, Verdict> noDelay = new HashMap<>();
     for (List<Count> g : groups.values()) {
       long distinctRunners = g.stream().map(x -> x.run.runner).distinct().count();
+      Long reference = g.get(0).pass == Pass.NO_DELAY ? batchReference(g) : null;
+      if (reference != null) {
+        for (Count c : g) {
+          noDelay.put(c.run, referenceVerdict(c, reference, g));
+        }
+        continue;
+      }
       if (distinctRunners < 2) {
         continue;
       }

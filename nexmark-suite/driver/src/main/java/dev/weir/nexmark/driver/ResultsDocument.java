@@ -26,7 +26,7 @@ import java.util.Map;
     "jvm", "runnerConfigs", "runs", "summary"})
 public final class ResultsDocument {
   /** Version of the results format; results.schema.json describes it. */
-  public static final String SCHEMA_VERSION = "1.9.0";
+  public static final String SCHEMA_VERSION = "1.10.0";
 
   public String schemaVersion = SCHEMA_VERSION;
   public String tool = "weir nexmark";

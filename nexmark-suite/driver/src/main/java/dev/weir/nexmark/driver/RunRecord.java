@@ -16,7 +16,7 @@ import java.util.Map;
 @JsonPropertyOrder({"runner", "query", "queryName", "mode", "beamVersion", "events", "warmupEvents", "warmupPasses", "warmupSec",
     "warmupCompileShare", "repeat", "sweep", "status",
     "exitStatus", "eventsPerSec", "resultsPerSec", "numResults", "runtimeSec", "measuredPasses", "measuredSec",
-    "measuredCompileShare", "measuredPassResults", "checkEvents", "checkResults", "checkSec", "noDelayResults", "wallSec",
+    "measuredCompileShare", "measuredPassResults", "checkEvents", "checkResults", "checkSec", "noDelayResults", "noDelayBatchResults", "wallSec",
     "cpuSeconds", "warmupCpuSeconds", "peakRssBytes", "peakRssScope", "warmupPeakRssBytes", "gcTimeMs", "gcCount", "correct", "correctness",
     "firstErrorLine", "nexmarkErrors", "runnerConfig", "command", "childJvm", "runDir",
     "profiling"})
@@ -97,6 +97,12 @@ public final class RunRecord {
    * null without one (since results schema 1.9.0).
    */
   public Long noDelayResults;
+  /**
+   * The result count of the batch reference pass (the no-delay pass's events again in batch mode,
+   * where nothing is late), the count the no-delay pass should reach; null without one or when it
+   * failed (since results schema 1.10.0).
+   */
+  public Long noDelayBatchResults;
   /**
    * Wall time of the check pass, seconds (the JVM's first, cold pass; it counts toward the
    * warm-up's floor and most but not toward {@link #warmupSec}); null without one.

@@ -31,7 +31,7 @@ public final class Summary {
   /** One table row. */
   @JsonPropertyOrder({"query", "queryName", "mode", "sweep", "eventsPerSec", "eventsPerSecMin",
       "eventsPerSecMax", "okRuns", "cpuMicrosPerEvent", "peakRssBytes", "measuredCompileShare", "status",
-      "numResults", "checkResults", "noDelayResults", "correct", "weirOverFlink", "weirOverDirect", "weirOverBare",
+      "numResults", "checkResults", "noDelayResults", "noDelayBatchResults", "correct", "weirOverFlink", "weirOverDirect", "weirOverBare",
       "weirOver", "weirSamzaOverWeir"})
   public static final class Row {
     public int query;
@@ -66,6 +66,8 @@ public final class Summary {
     public Map<String, Long> checkResults = new LinkedHashMap<>();
     /** runner -> result count of its (last ok) run's no-delay pass (Q6, Q9 streaming), for runners that ran one. */
     public Map<String, Long> noDelayResults = new LinkedHashMap<>();
+    /** runner -> result count of its (last ok) run's batch reference pass, for runners that ran one. */
+    public Map<String, Long> noDelayBatchResults = new LinkedHashMap<>();
     /**
      * runner -> verdict over its runs: false if any was wrong, true if any was right, else null
      * (not judged, or timing-dependent).
@@ -147,6 +149,7 @@ public final class Summary {
         Long results = null;
         Long checked = null;
         Long noDelay = null;
+        Long noDelayBatch = null;
         Boolean correct = null;
         for (RunRecord r : group) {
           if (r.runner.equals(runner)) {
@@ -159,6 +162,7 @@ public final class Summary {
               results = r.numResults;
               checked = r.checkResults;
               noDelay = r.noDelayResults;
+              noDelayBatch = r.noDelayBatchResults;
             }
             if (Boolean.FALSE.equals(r.correct)) {
               correct = Boolean.FALSE;
@@ -195,6 +199,9 @@ public final class Summary {
           }
           if (noDelay != null) {
             row.noDelayResults.put(runner, noDelay);
+          }
+          if (noDelayBatch != null) {
+            row.noDelayBatchResults.put(runner, noDelayBatch);
           }
         }
       }
@@ -471,6 +478,10 @@ public final class Summary {
     if (!row.noDelayResults.isEmpty()) {
       sb.append(" no-delay");
       row.noDelayResults.forEach((runner, n) -> sb.append(' ').append(runner).append('=').append(n));
+    }
+    if (!row.noDelayBatchResults.isEmpty()) {
+      sb.append(" batch");
+      row.noDelayBatchResults.forEach((runner, n) -> sb.append(' ').append(runner).append('=').append(n));
     }
     List<String> wrong = new ArrayList<>();
     boolean anyRight = false;

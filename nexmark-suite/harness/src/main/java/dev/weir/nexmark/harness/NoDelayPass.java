@@ -1,7 +1,7 @@
 // Role: the harness's no-delay pass: one more run of the query over the measured events, after the
 // measured passes, with Nexmark's delayed events off (--probDelayedEvent=0), so that a query whose
 // count depends on which late events a runner's watermark drops (Q6, Q9) gets a count every runner
-// must match.
+// must match; then the same in batch mode, whose count (nothing is late in batch) is the reference.
 // Threading: immutable; built and used on the harness's main thread.
 package dev.weir.nexmark.harness;
 
@@ -32,6 +32,11 @@ public record NoDelayPass(boolean enabled, String[] args) {
   public static final String OPTION = "--noDelayPass=";
   /** Appended to the pass's perf file, state directories and topic prefix. */
   public static final String SUFFIX = "-nodelay";
+  /** Appended to the batch reference pass's perf file, state directories and topic prefix. */
+  public static final String BATCH_SUFFIX = "-nodelay-batch";
+  /** Options of a streaming run that a batch run must not get (checkpoints, idle sources). */
+  private static final List<String> STREAMING_ONLY = List.of(
+      "--streaming=", "--checkpointingInterval=", "--checkpointingIntervalMs=", "--shutdownSourcesAfterIdleMs=");
 
   /**
    * Takes {@code --noDelayPass=true|false} out of {@code args}.
@@ -67,6 +72,29 @@ public record NoDelayPass(boolean enabled, String[] args) {
         out.add(WarmupPass.forPass(a, -1, SUFFIX));
       }
     }
+    out.add("--probDelayedEvent=0");
+    return out.toArray(new String[0]);
+  }
+
+  /**
+   * The batch reference pass's arguments: the no-delay pass's ({@link #passArgs}) in batch mode
+   * ({@code --streaming=false}, without the streaming-only checkpoint and idle-source options), in
+   * locations ending in {@value #BATCH_SUFFIX}.
+   *
+   * <p>Why: a batch run has no watermark to fall behind, so it drops nothing as late; its count is
+   * the count a streaming run without delayed events should reach. On Q9 at 500,000 events Weir
+   * and Flink counted 16,563 in batch, Weir's streaming no-delay pass 16,563 and Flink's 15,775 and
+   * 15,675 (runner/BENCHMARKS.md, 2026-11-29): without a reference, two runners that disagree
+   * cannot be told apart.
+   */
+  public String[] batchPassArgs(String[] nexmarkArgs) {
+    List<String> out = new ArrayList<>();
+    for (String a : nexmarkArgs) {
+      if (!a.startsWith("--probDelayedEvent=") && STREAMING_ONLY.stream().noneMatch(a::startsWith)) {
+        out.add(WarmupPass.forPass(a, -1, BATCH_SUFFIX));
+      }
+    }
+    out.add("--streaming=false");
     out.add("--probDelayedEvent=0");
     return out.toArray(new String[0]);
   }

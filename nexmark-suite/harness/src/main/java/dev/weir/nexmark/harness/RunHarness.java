@@ -15,8 +15,9 @@ import java.util.List;
  * {@code RunHarness [--checkEvents=C] [--warmupEvents=N [--warmupSeconds=S] [--warmupMaxSeconds=M]]
  * [--measuredSeconds=T] [--noDelayPass=true] <nexmark args>}.
  * With {@code --noDelayPass=true}, after the measured passes, the query runs once more over their
- * events with Nexmark's delayed events off ({@link NoDelayPass}; {@code perf-nodelay.json}), outside
- * every measured figure.
+ * events with Nexmark's delayed events off ({@link NoDelayPass}; {@code perf-nodelay.json}), then
+ * once in batch mode as the reference count ({@code perf-nodelay-batch.json}; a failure there is
+ * recorded, not fatal), outside every measured figure.
  * With {@code --checkEvents=C} (C > 0) the query first runs once over C events, whose result count
  * the driver compares with the reference runner's ({@link CheckPass}); its time counts toward the
  * warm-up's S and M.
@@ -91,6 +92,14 @@ public final class RunHarness {
         ProcessFacts.endMeasuredPasses();
         extra.put("noDelayPassStats", noDelay.run(MeasuredPasses.numEvents(passes.args()),
             () -> org.apache.beam.sdk.nexmark.Main.main(noDelay.passArgs(passes.args()))));
+        try {
+          extra.put("noDelayBatchPassStats", noDelay.run(MeasuredPasses.numEvents(passes.args()),
+              () -> org.apache.beam.sdk.nexmark.Main.main(noDelay.batchPassArgs(passes.args()))));
+        } catch (Exception e) {
+          // Only a reference for the count: a runner without batch support keeps its measured run.
+          extra.put("noDelayBatchPassError", firstLine(String.valueOf(e)));
+          System.err.println("WARN RunHarness: the batch reference pass failed: " + e);
+        }
       }
     } catch (Throwable t) {
       status = 1;

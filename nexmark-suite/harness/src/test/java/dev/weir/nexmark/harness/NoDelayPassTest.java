@@ -24,6 +24,16 @@ class NoDelayPassTest {
   }
 
   @Test
+  void theBatchReferencePassRunsTheSameEventsInBatchModeWithoutStreamingOnlyOptions() {
+    String[] streaming = {"--query=9", "--numEvents=500000", "--streaming=true", "--checkpointingInterval=10000",
+        "--checkpointingIntervalMs=10000", "--shutdownSourcesAfterIdleMs=0", "--probDelayedEvent=0.1",
+        "--stateDirectory=/r/009-weir-q9/weir-state", "--perfFilename=/r/009-weir-q9/perf.json"};
+    assertThat(NoDelayPass.of(streaming).batchPassArgs(streaming)).containsExactly("--query=9", "--numEvents=500000",
+        "--stateDirectory=/r/009-weir-q9/weir-state-nodelay-batch", "--perfFilename=/r/009-weir-q9/perf-nodelay-batch.json",
+        "--streaming=false", "--probDelayedEvent=0");
+  }
+
+  @Test
   void withoutTheOptionNothingRunsAndABadValueIsNamed() throws Exception {
     List<String> ran = new ArrayList<>();
     assertThat(NoDelayPass.of(new String[] {"--query=6"}).run(10, () -> ran.add("pass"))).isNull();
