@@ -61,10 +61,8 @@ class CorrectnessTest {
 
   @Test
   void whenTheBatchPassesAgree_theirCountJudgesEveryNoDelayPass_evenTheMajorityOrAllOfThem() {
-    RunRecord flink = noDelayRun("flink-tuned", 9, 15_907, 15_775);
-    RunRecord weir = noDelayRun("weir", 9, 16_552, 16_563);
-    flink.noDelayBatchResults = 16_563L;
-    weir.noDelayBatchResults = 16_563L;
+    RunRecord flink = noDelayRun("flink-tuned", 9, 15_907, 15_775, 16_563L);
+    RunRecord weir = noDelayRun("weir", 9, 16_552, 16_563, 16_563L);
     Correctness.compareCounts(List.of(flink, weir));
     assertThat(weir.correct).isTrue();
     assertThat(weir.correctness).contains("count 16563 equals the batch count 16563");
@@ -75,10 +73,8 @@ class CorrectnessTest {
         .contains("no-delay flink-tuned=15775 weir=16563 batch flink-tuned=16563 weir=16563");
 
     // Equal no-delay counts are still wrong when the agreed batch count is another.
-    RunRecord f2 = noDelayRun("flink-tuned", 9, 900, 950);
-    RunRecord w2 = noDelayRun("weir", 9, 900, 950);
-    f2.noDelayBatchResults = 960L;
-    w2.noDelayBatchResults = 960L;
+    RunRecord f2 = noDelayRun("flink-tuned", 9, 900, 950, 960L);
+    RunRecord w2 = noDelayRun("weir", 9, 900, 950, 960L);
     Correctness.compareCounts(List.of(f2, w2));
     assertThat(w2.correct).isFalse();
     assertThat(f2.correct).isFalse();
@@ -87,17 +83,14 @@ class CorrectnessTest {
   @Test
   void batchPassesThatDisagree_orFromOneRunnerOnly_areNoReference() {
     // Q6: Flink's batch GroupByKey fires the per-element trigger once per key.
-    RunRecord flink = noDelayRun("flink-tuned", 6, 20_116, 20_153);
-    RunRecord weir = noDelayRun("weir", 6, 20_977, 20_991);
-    flink.noDelayBatchResults = 4_428L;
-    weir.noDelayBatchResults = 20_991L;
+    RunRecord flink = noDelayRun("flink-tuned", 6, 20_116, 20_153, 4_428L);
+    RunRecord weir = noDelayRun("weir", 6, 20_977, 20_991, 20_991L);
     Correctness.compareCounts(List.of(flink, weir));
     assertThat(weir.correctness).doesNotContain("batch count").contains("differ");
     assertThat(weir.correct).isFalse(); // no majority between two runners: both marked, as before
 
     RunRecord f9 = noDelayRun("flink-tuned", 9, 900, 950);
-    RunRecord w9 = noDelayRun("weir", 9, 900, 950);
-    w9.noDelayBatchResults = 960L;
+    RunRecord w9 = noDelayRun("weir", 9, 900, 950, 960L);
     Correctness.compareCounts(List.of(f9, w9));
     assertThat(w9.correct).isTrue(); // one runner's batch count alone does not decide
     assertThat(w9.correctness).contains("equal across runners");
@@ -105,8 +98,14 @@ class CorrectnessTest {
 
   /** An ok run of {@code query} that counted {@code measured} in its measured pass and {@code noDelay} in its no-delay pass. */
   private static RunRecord noDelayRun(String runner, int query, long measured, long noDelay) {
+    return noDelayRun(runner, query, measured, noDelay, null);
+  }
+
+  /** As above, with {@code batch} as its batch reference pass's count (null: none). */
+  private static RunRecord noDelayRun(String runner, int query, long measured, long noDelay, Long batch) {
     RunRecord r = TestRuns.ok(runner, query, 12_000, measured);
     r.noDelayResults = noDelay;
+    r.noDelayBatchResults = batch;
     return r;
   }
 
