@@ -173,11 +173,8 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
     if (maxBundleTimeMs < 1 || maxBundleTimeMs > MAX_BUNDLE_TIME_MS) {
       throw outOfRange("maxBundleTimeMs", maxBundleTimeMs, "1 to " + MAX_BUNDLE_TIME_MS + " (milliseconds)");
     }
-    StateBackend backend = options.getStateBackend();
-    if (backend == null) {
-      throw new IllegalArgumentException("--stateBackend is not set; allowed values: "
-          + Arrays.stream(StateBackend.values()).map(StateBackend::optionValue).collect(Collectors.joining(", ")));
-    }
+    StateBackend backend = requireSet("stateBackend", options.getStateBackend(), StateBackend.values(),
+        StateBackend::optionValue);
     Path stateDirectory = stateDirectory(options.getStateDirectory(), backend);
     long objectCacheSize = options.getObjectCacheSize();
     if (objectCacheSize < 1) {
@@ -187,11 +184,8 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
     if (objectCacheBytes < 1) {
       throw outOfRange("objectCacheBytes", objectCacheBytes, "1 to " + Long.MAX_VALUE + " (bytes)");
     }
-    ObjectCacheSettings.Eviction objectCacheEviction = options.getObjectCacheEviction();
-    if (objectCacheEviction == null) {
-      throw new IllegalArgumentException("--objectCacheEviction is not set; allowed values: "
-          + Arrays.stream(ObjectCacheSettings.Eviction.values()).map(Enum::name).collect(Collectors.joining(", ")));
-    }
+    ObjectCacheSettings.Eviction objectCacheEviction = requireSet("objectCacheEviction",
+        options.getObjectCacheEviction(), ObjectCacheSettings.Eviction.values(), Enum::name);
     long metricsLogIntervalMs = options.getMetricsLogIntervalMs();
     if (metricsLogIntervalMs < 0) {
       throw outOfRange("metricsLogIntervalMs", metricsLogIntervalMs,
@@ -204,16 +198,10 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
       throw outOfRange("checkpointingIntervalMs", checkpointingIntervalMs,
           "0 (no checkpoints) or 1 to " + Long.MAX_VALUE + " (milliseconds between two checkpoints)");
     }
-    if (options.getRestoreMode() == null) {
-      throw new IllegalArgumentException("--restoreMode is not set; allowed values: "
-          + Arrays.stream(WeirPipelineOptions.RestoreMode.values()).map(Enum::name).collect(Collectors.joining(", ")));
-    }
+    requireSet("restoreMode", options.getRestoreMode(), WeirPipelineOptions.RestoreMode.values(), Enum::name);
     int retain = atLeastOne("retainCheckpoints", options.getRetainCheckpoints());
-    ExecutionEnvironment environment = options.getExecutionEnvironment();
-    if (environment == null) {
-      throw new IllegalArgumentException("--executionEnvironment is not set; allowed values: "
-          + Arrays.stream(ExecutionEnvironment.values()).map(Enum::name).collect(Collectors.joining(", ")));
-    }
+    ExecutionEnvironment environment = requireSet("executionEnvironment", options.getExecutionEnvironment(),
+        ExecutionEnvironment.values(), Enum::name);
     Concurrency concurrency = concurrency(options, environment);
     Map<String, String> samzaConfig =
         SamzaUserConfig.read(environment, options.getSamzaConfig(), options.getSamzaConfigOverride());
@@ -299,6 +287,21 @@ public record WeirSettings(PipelineOptions pipelineOptions, int parallelism, Key
   private static int atLeastOne(String option, int value) {
     if (value < 1) {
       throw outOfRange(option, value, "1 to " + Integer.MAX_VALUE);
+    }
+    return value;
+  }
+
+  /**
+   * {@code value} of the enum option {@code --option}, which must be set.
+   *
+   * @param name how the option spells each value (e.g. {@code Enum::name})
+   * @throws IllegalArgumentException naming the option and every allowed value if it is null
+   */
+  private static <E extends Enum<E>> E requireSet(String option, E value, E[] allowed,
+      java.util.function.Function<E, String> name) {
+    if (value == null) {
+      throw new IllegalArgumentException("--" + option + " is not set; allowed values: "
+          + Arrays.stream(allowed).map(name).collect(Collectors.joining(", ")));
     }
     return value;
   }
