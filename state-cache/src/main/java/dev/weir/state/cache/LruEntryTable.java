@@ -77,10 +77,9 @@ final class LruEntryTable implements EntryTable {
 
   @Override
   public boolean remove(StateKey key, CacheEntry entry) {
-    if (map.get(key) != entry || entry == null) {
+    if (entry == null || !map.remove(key, entry)) { // CacheEntry has identity equality
       return false;
     }
-    map.remove(key);
     dropLinked(entry);
     return true;
   }
