@@ -24,8 +24,12 @@ import org.apache.samza.config.Config;
  * @param bootstrapServers Kafka's {@code bootstrap.servers}
  * @param timeoutMs milliseconds an admin call, a metadata fetch or a blocked send may take
  * @param client extra Kafka client settings, applied to admin, producer and consumer
+ * @param transactionalIdPrefix with {@code weir.processing.guarantee=exactly_once}, the first part
+ *     of every task's {@code transactional.id} ({@link TaskTransactions}; consumers then read
+ *     committed records only); null for at-least-once
  */
-record KafkaSettings(String bootstrapServers, long timeoutMs, Map<String, String> client) {
+record KafkaSettings(String bootstrapServers, long timeoutMs, Map<String, String> client,
+    String transactionalIdPrefix) {
   /** Key (under the system) of the broker addresses. */
   static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
   /** Key (under the system) of the client time-out, ms. */
@@ -39,6 +43,11 @@ record KafkaSettings(String bootstrapServers, long timeoutMs, Map<String, String
    * requests above its {@code socket.request.max.bytes} (100 MB by default).
    */
   static final int MAX_MESSAGE_BYTES = 64 << 20;
+  /**
+   * Key (under the system) of the transactional id prefix, written by {@link SamzaJobConfig} with
+   * {@code weir.processing.guarantee=exactly_once}.
+   */
+  static final String TRANSACTIONAL_ID_PREFIX = "transactional.id.prefix";
   /** Default client time-out: well inside the 60 s a user waits for an unreachable broker. */
   static final long DEFAULT_TIMEOUT_MS = 30_000L;
 
@@ -67,7 +76,14 @@ record KafkaSettings(String bootstrapServers, long timeoutMs, Map<String, String
           + Long.MAX_VALUE + " (milliseconds)");
     }
     Map<String, String> client = new HashMap<>(config.subset(prefix + CLIENT_PREFIX, true));
-    return new KafkaSettings(servers.trim(), timeoutMs, Map.copyOf(client));
+    String transactional = config.get(prefix + TRANSACTIONAL_ID_PREFIX);
+    return new KafkaSettings(servers.trim(), timeoutMs, Map.copyOf(client),
+        transactional == null || transactional.isBlank() ? null : transactional.trim());
+  }
+
+  /** Whether the job runs exactly-once: tasks send in Kafka transactions, consumers read committed records. */
+  boolean exactlyOnce() {
+    return transactionalIdPrefix != null;
   }
 
   /** Admin client properties: the addresses, the time-outs, then the user's client settings. */
@@ -93,7 +109,10 @@ record KafkaSettings(String bootstrapServers, long timeoutMs, Map<String, String
     return p;
   }
 
-  /** Consumer properties: byte arrays, no group (partitions are assigned), the time-outs, then the user's settings. */
+  /**
+   * Consumer properties: byte arrays, no group (partitions are assigned), the time-outs,
+   * {@code read_uncommitted}, then the user's settings; {@code read_committed} if {@link #exactlyOnce()}.
+   */
   Properties consumer() {
     Properties p = common();
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -103,6 +122,9 @@ record KafkaSettings(String bootstrapServers, long timeoutMs, Map<String, String
     p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
     p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "10");
     p.putAll(client);
+    if (exactlyOnce()) {
+      p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // not the user's to weaken
+    }
     return p;
   }
 

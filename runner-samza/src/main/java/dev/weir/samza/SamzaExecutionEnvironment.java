@@ -144,7 +144,10 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
         Files.createDirectories(Path.of(config.checkpointDirectory()));
       }
       SamzaStageTaskFactory tasks = new SamzaStageTaskFactory(plan, settings, metrics, config.topics(), null,
-          config.samzaStores(), config.commitMs(), config.watermarkIntervalMs());
+          config.samzaStores(), config.commitMs(), config.watermarkIntervalMs(),
+          config.exactlyOnce() ? KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(config.config()))
+              .transactionalIdPrefix() : null);
+      LOG.info("Weir job {}: processing guarantee {}", config.jobName(), config.guarantee());
       SamzaTaskApplication app = new SamzaTaskApplication(plan, jobId, config.topics(), tasks);
       LOG.info("Weir job {} on Samza ({}, run {}): {} stage(s), {} task(s), topics {}; Samza config:\n{}",
           config.jobName(), settings.executionEnvironment(), config.runId(), plan.stages().size(), plan.taskCount(), config.topics().values(),

@@ -28,7 +28,10 @@ import java.util.UUID;
  * {@value #USER_REPLICATION} (default 1), {@value #USER_DELETE_TOPICS} (delete the run's topics when
  * a job ends normally, default true), Kafka client settings under {@value #USER_CLIENT_PREFIX},
  * {@value #USER_WATERMARK_INTERVAL_MS} (ms between two watermarks a task sends to one output
- * partition, default {@value #DEFAULT_WATERMARK_INTERVAL_MS}, 1 or more), and
+ * partition, default {@value #DEFAULT_WATERMARK_INTERVAL_MS}, 1 or more),
+ * {@value #USER_PROCESSING_GUARANTEE} ({@code exactly_once}, the default where it is possible:
+ * SAMZA_STANDALONE with Samza stores and Weir's Kafka checkpoint manager; else
+ * {@code at_least_once}; asking for exactly-once where it is not possible fails naming why), and
  * {@value SourceSplitPlan#PLAN_FILE_CONFIG} (a source split plan file; without it a SAMZA_STANDALONE
  * job keeps its plan on the topic {@code <prefix>-<job>-<job.id>-plan}, see {@link SourceSplitPlan}).
  *
@@ -57,6 +60,14 @@ final class SamzaJobConfig {
   static final String USER_REPLICATION = "weir.kafka.replication.factor";
   /** User key: whether a normally ended job deletes its topics. */
   static final String USER_DELETE_TOPICS = "weir.kafka.delete.topics";
+  /** User key: the processing guarantee, {@code exactly_once} or {@code at_least_once}. */
+  static final String USER_PROCESSING_GUARANTEE = "weir.processing.guarantee";
+  /**
+   * Default commit interval with exactly-once, ms: a task's output reaches the next stage only when
+   * its transaction commits, so the interval is also each stage's added latency (Kafka Streams
+   * commits every 100 ms under exactly-once; a Weir commit also flushes the object cache).
+   */
+  static final long DEFAULT_EXACTLY_ONCE_COMMIT_MS = 1_000L;
   /** User key: the least time between two watermarks a task sends to one output partition, ms. */
   static final String USER_WATERMARK_INTERVAL_MS = "weir.watermark.interval.ms";
   /** Default of {@value #USER_WATERMARK_INTERVAL_MS}, ms. */
@@ -105,6 +116,8 @@ final class SamzaJobConfig {
   private final String checkpointTopic;
   private final String zookeeper;
   private final String processorId;
+  private final boolean exactlyOnce;
+  private final String guaranteeReason;
 
   /**
    * @param jobId the id under which the job's sources are bound in this JVM ({@link WeirJobs})
@@ -161,7 +174,6 @@ final class SamzaJobConfig {
             + (containers - 1) + " (job.container.count=" + containers + ")" + where);
       }
     }
-    this.commitMs = positive(user, "task.commit.ms", Long.toString(DEFAULT_COMMIT_MS), Long.MAX_VALUE);
     this.watermarkIntervalMs = positive(user, USER_WATERMARK_INTERVAL_MS, Long.toString(DEFAULT_WATERMARK_INTERVAL_MS),
         MAX_WATERMARK_INTERVAL_MS);
     String servers = user.get(USER_BOOTSTRAP_SERVERS);
@@ -218,6 +230,32 @@ final class SamzaJobConfig {
         ? c.get(WeirKafkaCheckpointManagerFactory.TOPIC_CONFIG) : null;
     this.checkpointDirectory = FILE_CHECKPOINTS.equals(c.get("task.checkpoint.factory"))
         ? c.get("task.checkpoint.path") : null;
+    String whyNot = !standalone ? "SAMZA_LOCAL takes no checkpoints (one process, nothing to restart)"
+        : !samzaStores ? "--stateBackend=memory loses the tasks' state with their process"
+        : checkpointTopic == null ? "task.checkpoint.factory=" + c.get("task.checkpoint.factory") + " is not Weir's "
+            + "Kafka checkpoint manager, whose checkpoints commit in the tasks' Kafka transactions"
+        : null;
+    String guarantee = user.get(USER_PROCESSING_GUARANTEE);
+    if (guarantee == null || guarantee.isBlank()) {
+      this.exactlyOnce = whyNot == null;
+      this.guaranteeReason = whyNot == null ? "the default with SAMZA_STANDALONE, Samza stores and Weir's checkpoints"
+          : "exactly_once is not possible here: " + whyNot;
+    } else if ("exactly_once".equalsIgnoreCase(guarantee.trim())) {
+      if (whyNot != null) {
+        throw new IllegalArgumentException(USER_PROCESSING_GUARANTEE + "=" + guarantee.trim() + " is not possible "
+            + "here: " + whyNot + "; remove it or set " + USER_PROCESSING_GUARANTEE + "=at_least_once");
+      }
+      this.exactlyOnce = true;
+      this.guaranteeReason = USER_PROCESSING_GUARANTEE + "=exactly_once";
+    } else if ("at_least_once".equalsIgnoreCase(guarantee.trim())) {
+      this.exactlyOnce = false;
+      this.guaranteeReason = USER_PROCESSING_GUARANTEE + "=at_least_once";
+    } else {
+      throw new IllegalArgumentException(USER_PROCESSING_GUARANTEE + "=" + guarantee.trim() + " is not a processing "
+          + "guarantee; allowed: exactly_once, at_least_once");
+    }
+    this.commitMs = positive(user, "task.commit.ms",
+        Long.toString(exactlyOnce ? DEFAULT_EXACTLY_ONCE_COMMIT_MS : DEFAULT_COMMIT_MS), Long.MAX_VALUE);
     if (checkpointDirectory != null
         || WeirKafkaCheckpointManagerFactory.class.getName().equals(c.get("task.checkpoint.factory"))) {
       c.putIfAbsent("task.checkpoint.write.versions", "1"); // both managers write version 1 only
@@ -264,6 +302,9 @@ final class SamzaJobConfig {
     c.put(kafka + KafkaSettings.BOOTSTRAP_SERVERS, servers.trim());
     c.put(kafka + KafkaSettings.TIMEOUT_MS, Long.toString(timeoutMs));
     c.put(kafka + "samza.offset.default", "oldest");
+    if (exactlyOnce) {
+      c.put(kafka + KafkaSettings.TRANSACTIONAL_ID_PREFIX, prefix + "-" + jobName + "-" + runId);
+    }
     user.forEach((k, v) -> {
       if (k.startsWith(USER_CLIENT_PREFIX)) {
         c.put(kafka + KafkaSettings.CLIENT_PREFIX + k.substring(USER_CLIENT_PREFIX.length()), v);
@@ -331,7 +372,23 @@ final class SamzaJobConfig {
     return samzaStores;
   }
 
-  /** The tasks' commit interval, ms (the user's {@code task.commit.ms}). */
+  /**
+   * Whether the tasks run exactly-once ({@value #USER_PROCESSING_GUARANTEE}): each task's outputs,
+   * changelog writes and checkpoint commit in one Kafka transaction ({@link TaskTransaction}).
+   */
+  boolean exactlyOnce() {
+    return exactlyOnce;
+  }
+
+  /** The processing guarantee and why, for the run's start line, e.g. {@code exactly_once (the default ...)}. */
+  String guarantee() {
+    return (exactlyOnce ? "exactly_once" : "at_least_once") + " (" + guaranteeReason + ")";
+  }
+
+  /**
+   * The tasks' commit interval, ms (the user's {@code task.commit.ms}; default
+   * {@value #DEFAULT_EXACTLY_ONCE_COMMIT_MS} with exactly-once, else {@value #DEFAULT_COMMIT_MS}).
+   */
   long commitMs() {
     return commitMs;
   }

@@ -66,16 +66,21 @@ import org.slf4j.LoggerFactory;
  * dies, a restarted task gets its store as of its last checkpoint (the local store directory if it
  * is kept, else the changelog up to the recorded offset; changelog writes after it are trimmed) and
  * resumes its intermediate-stream inputs at the offsets of that same checkpoint: its state is
- * exactly once with respect to those inputs. What it sent after the last checkpoint is sent again
- * (at-least-once output), as Samza does without Kafka transactions. Source splits resume the
+ * exactly once with respect to those inputs. What it sent after the last checkpoint is sent again:
+ * with {@code weir.processing.guarantee=exactly_once} nobody saw the first sending (the task's
+ * records and its checkpoint commit in one Kafka transaction, {@link TaskTransaction}; the task
+ * announces each commit to it so that the commit's first flush seals it), at-least-once the next
+ * stage reads it twice, as Samza does without Kafka transactions. Its heap state (watermarks,
+ * pushed-back elements, metrics) is in the store's commit record ({@link HostedTask#commitState}),
+ * so it resumes with it. Source splits resume the
  * same way: their envelopes' offsets are the splits' positions (runner's
  * {@code BeamSourceSystemFactory}), so a restarted source task resumes each split at the position
  * of its last checkpoint. Since only the last envelope of each drained batch carries a position, a
  * due commit waits until the last source envelope processed carried one ({@link SourceCommitGate};
  * at most one batch, 1024 envelopes, later), and is then taken right after that envelope.
  *
- * <p>Replayed elements (issue 15). What a task sent after its last checkpoint it sends again after
- * a restart. A source stage with no other input (its task reads one split and nothing else)
+ * <p>Replayed elements at-least-once (issue 15). What a task sent after its last checkpoint it sends
+ * again after a restart. A source stage with no other input (its task reads one split and nothing else)
  * numbers the elements it sends per output partition ({@link SequencedElement}, counts in
  * {@link MessageSequences}, persisted in the task's Samza store right after
  * {@link HostedTask#commitState}, i.e. in the same checkpoint as its split positions); every task
@@ -109,6 +114,9 @@ import org.slf4j.LoggerFactory;
 final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
   private static final Logger LOG = LoggerFactory.getLogger(SamzaStageTaskFactory.class);
 
+  /** How often a done task asks again for its last commit, ns (samza-core skipped the earlier request). */
+  private static final long FINAL_COMMIT_RETRY_NS = 50_000_000L;
+
   private final JobPlan plan;
   private final WeirSettings settings;
   private final StepMetrics metrics;
@@ -117,6 +125,8 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
   private final long commitNs;
   /** Least time between two watermarks a task sends to one output partition, ms ({@link WatermarkThrottle}). */
   private final long watermarkIntervalMs;
+  /** Exactly-once: the job instance's transactional id prefix ({@link TaskTransactions}); null: at-least-once. */
+  private final String transactionalIdPrefix;
   /** Topic to stream name, for the inputs; stream name to output system stream. */
   private final Map<String, String> streamOfTopic = new HashMap<>();
   private final Map<String, SystemStream> outputOf = new HashMap<>();
@@ -128,9 +138,12 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
    * @param samzaStores whether tasks keep their state in the Samza store {@value SamzaJobConfig#STATE_STORE}
    * @param commitMs the tasks' commit interval, ms (with Samza stores)
    * @param watermarkIntervalMs the least time between two watermarks a task sends to one output partition, ms (>= 1)
+   * @param transactionalIdPrefix with exactly-once, the prefix of the tasks' transactional ids
+   *     ({@link TaskTransactions}); null for at-least-once
    */
   SamzaStageTaskFactory(JobPlan plan, WeirSettings settings, StepMetrics metrics, Map<String, String> topics,
-      Path stateDirectory, boolean samzaStores, long commitMs, long watermarkIntervalMs) {
+      Path stateDirectory, boolean samzaStores, long commitMs, long watermarkIntervalMs, String transactionalIdPrefix) {
+    this.transactionalIdPrefix = transactionalIdPrefix;
     this.watermarkIntervalMs = watermarkIntervalMs;
     this.samzaStores = samzaStores;
     this.commitNs = Math.min(commitMs, Long.MAX_VALUE / 1_000_000L) * 1_000_000L;
@@ -168,6 +181,8 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
     /** This task's partition index in its stage: the producer index in its elements' numbers. */
     private int producerIndex;
     private long droppedLogged;
+    /** Exactly-once: the task's transaction (opened by samza-core's producer start, before init); else null. */
+    private TaskTransaction transaction;
 
     @Override
     @SuppressWarnings("unchecked")
@@ -186,6 +201,13 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
       for (int p = 0; p < task.stage().partitions(); p++) {
         if (JobPlan.taskName(task.stage(), p).equals(name)) {
           producerIndex = p;
+        }
+      }
+      if (transactionalIdPrefix != null) {
+        transaction = TaskTransactions.find(transactionalIdPrefix, name);
+        if (transaction == null) {
+          throw new IllegalStateException("exactly-once: " + name + " has no Kafka transaction (Weir's Kafka system "
+              + "producer opens one per registered task at start)");
         }
       }
       task.open();
@@ -238,6 +260,16 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
     @Override
     public void onCallback(String key, MessageCollector collector, TaskCoordinator coordinator) {
       if (shutdownRequested) {
+        // samza-core skips a commit asked for while its previous one is still being written: a done
+        // task asks again until its transaction holds nothing uncommitted (its last outputs, e.g. its
+        // end of stream, would otherwise never become visible to read_committed readers, and block them)
+        if (transaction != null && transaction.hasUncommitted()) {
+          if (System.nanoTime() - lastCommitNs >= FINAL_COMMIT_RETRY_NS) {
+            lastCommitNs = System.nanoTime();
+            requestCommit(coordinator);
+          }
+          scheduleTick();
+        }
         return;
       }
       this.collector = collector;
@@ -248,7 +280,7 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
       }
       commitIfDue(coordinator);
       shutDownIfDone(coordinator);
-      if (!shutdownRequested) {
+      if (!shutdownRequested || transaction != null) {
         scheduleTick();
       }
     }
@@ -257,6 +289,10 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
     public void onEndOfStream(MessageCollector collector, TaskCoordinator coordinator) {
       this.collector = collector;
       task.endOfInput(output);
+      // samza-core runs no more operations for this task (no process, tick or requested commit) except
+      // the commit asked for in this callback: the last one, which with exactly-once makes the task's
+      // last outputs (its end of stream among them) visible
+      shutDownIfDone(coordinator);
     }
 
     @Override
@@ -269,11 +305,22 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
     /** Commits if the interval passed and the last source envelope carried a position ({@link SourceCommitGate}). */
     private void commitIfDue(TaskCoordinator coordinator) {
       if (gate.takeCommit()) {
+        if (!task.commitState(output)) {
+          gate.commitDue(); // an operator is not ready to snapshot its heap state: the next tick tries again
+          return;
+        }
         lastCommitNs = System.nanoTime();
-        task.commitState(output);
         persistSequences();
-        coordinator.commit(TaskCoordinator.RequestScope.CURRENT_TASK);
+        requestCommit(coordinator);
       }
+    }
+
+    /** Asks samza-core to commit the task; with exactly-once its next flush seals the transaction for that commit. */
+    private void requestCommit(TaskCoordinator coordinator) {
+      if (transaction != null) {
+        transaction.requestCommit();
+      }
+      coordinator.commit(TaskCoordinator.RequestScope.CURRENT_TASK);
     }
 
     private void shutDownIfDone(TaskCoordinator coordinator) {
@@ -284,9 +331,12 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
           task.commitState(output);
           persistSequences();
         }
-        coordinator.commit(TaskCoordinator.RequestScope.CURRENT_TASK);
+        lastCommitNs = System.nanoTime();
+        requestCommit(coordinator);
         coordinator.shutdown(TaskCoordinator.RequestScope.CURRENT_TASK);
-        scheduler.deleteCallback(tickKey);
+        if (transaction == null) {
+          scheduler.deleteCallback(tickKey);
+        } // else the tick goes on until the last commit is in (see onCallback)
       }
     }
 

@@ -14,6 +14,12 @@ import org.apache.samza.system.SystemProducer;
  * with the envelope's key and message as raw bytes (after Samza's serde manager applied
  * {@link WeirMessageSerde}).
  *
+ * <p>Exactly-once ({@link KafkaSettings#exactlyOnce()}): a task's records (source
+ * {@value #TASK_SOURCE_PREFIX}{@code <task>}, samza-core's name for the task's collector, which
+ * also sends its store's changelog writes) go through the task's {@link TaskTransaction} instead,
+ * acquired at {@link #start} and released at {@link #stop}; other sources (samza-core's coordinator
+ * stream writes) use the plain producer.
+ *
  * <p>Errors: a failed send is kept and thrown by the next {@link #send} or {@link #flush} (Samza
  * then fails the container), naming the broker addresses; a send blocked longer than the system's
  * time-out (no metadata, full buffer) fails the same way.
@@ -21,8 +27,14 @@ import org.apache.samza.system.SystemProducer;
  * <p>Threading: thread-safe ({@link KafkaProducer} is).
  */
 final class WeirKafkaProducer implements SystemProducer {
+  /** samza-core's source name of a task's collector: this prefix and the task name. */
+  static final String TASK_SOURCE_PREFIX = "TaskName-";
+
   private final String system;
   private final KafkaSettings settings;
+  /** Exactly-once: the registered task sources; their transactions once started. */
+  private final java.util.Set<String> taskSources = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final java.util.Map<String, TaskTransaction> transactions = new java.util.concurrent.ConcurrentHashMap<>();
   private final AtomicReference<Exception> failure = new AtomicReference<>();
   private volatile KafkaProducer<byte[], byte[]> producer;
 
@@ -36,18 +48,29 @@ final class WeirKafkaProducer implements SystemProducer {
     if (producer == null) {
       producer = new KafkaProducer<>(settings.producer());
     }
+    for (String source : taskSources) {
+      transactions.computeIfAbsent(source,
+          s -> TaskTransactions.acquire(settings, s.substring(TASK_SOURCE_PREFIX.length()), false));
+    }
   }
 
   @Override
   public synchronized void stop() {
+    transactions.values().forEach(TaskTransactions::release);
+    transactions.clear();
     if (producer != null) {
       producer.close(java.time.Duration.ofMillis(settings.timeoutMs()));
       producer = null;
     }
   }
 
+  /** With exactly-once, remembers a task's source ({@value #TASK_SOURCE_PREFIX}{@code <task>}) to open its transaction at start. */
   @Override
-  public void register(String source) {}
+  public void register(String source) {
+    if (settings.exactlyOnce() && source.startsWith(TASK_SOURCE_PREFIX)) {
+      taskSources.add(source);
+    }
+  }
 
   /**
    * Sends one envelope.
@@ -78,9 +101,15 @@ final class WeirKafkaProducer implements SystemProducer {
     if (p == null) {
       throw new IllegalStateException("the " + system + " producer is not started");
     }
+    ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(envelope.getSystemStream().getStream(), partition,
+        (byte[]) envelope.getKey(), (byte[]) message);
+    TaskTransaction transaction = transactions.get(source);
+    if (transaction != null) {
+      transaction.send(record);
+      return;
+    }
     try {
-      p.send(new ProducerRecord<>(envelope.getSystemStream().getStream(), partition, (byte[]) envelope.getKey(),
-          (byte[]) message), (metadata, exception) -> {
+      p.send(record, (metadata, exception) -> {
             if (exception != null) {
               failure.compareAndSet(null, exception);
             }
@@ -91,9 +120,17 @@ final class WeirKafkaProducer implements SystemProducer {
     }
   }
 
-  /** Waits until every record sent so far is acknowledged; throws an earlier send's failure. */
+  /**
+   * Waits until every record sent so far is acknowledged; throws an earlier send's failure. A task
+   * source's flush is its transaction's ({@link TaskTransaction#flush}: it may seal it for a commit).
+   */
   @Override
   public void flush(String source) {
+    TaskTransaction transaction = transactions.get(source);
+    if (transaction != null) {
+      transaction.flush();
+      return;
+    }
     KafkaProducer<byte[], byte[]> p = producer;
     if (p != null) {
       p.flush();

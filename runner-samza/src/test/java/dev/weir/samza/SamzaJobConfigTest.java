@@ -253,7 +253,10 @@ class SamzaJobConfigTest {
         .containsEntry("task.commit.ms", "-1");
     assertThat(config.runId()).isEqualTo("run7");
     assertThat(config.standalone()).isTrue();
-    assertThat(config.commitMs()).isEqualTo(SamzaJobConfig.DEFAULT_COMMIT_MS);
+    // exactly-once by default here: transactions per task, a commit every second
+    assertThat(config.exactlyOnce()).isTrue();
+    assertThat(config.config()).containsEntry("systems.weir-kafka.transactional.id.prefix", "weir-j-run7");
+    assertThat(config.commitMs()).isEqualTo(SamzaJobConfig.DEFAULT_EXACTLY_ONCE_COMMIT_MS);
     assertThat(config.checkpointDirectory()).isNull();
     // the source split plan: a topic of the job beside its checkpoints
     assertThat(config.planTopic()).isEqualTo("weir-j-run7-plan");
@@ -317,5 +320,49 @@ class SamzaJobConfigTest {
     assertThatThrownBy(p::run)
         .isInstanceOf(UnsupportedOperationException.class)
         .hasMessageContaining("Events is a TestStream, which only --executionEnvironment=EMBEDDED replays");
+  }
+
+  @Test
+  void processingGuarantee_exactlyOnceByDefaultOnlyWhereItHolds_atLeastOnceOnRequest_badValueNamed() {
+    String standalone = "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,processor.id=0,job.container.count=1";
+    WeirSettings eos = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st", standalone);
+    SamzaJobConfig config = new SamzaJobConfig(countPlan(eos), eos, "job-1");
+    assertThat(config.guarantee()).startsWith("exactly_once (the default");
+    KafkaSettings kafka = KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(config.config()));
+    assertThat(kafka.exactlyOnce()).isTrue();
+    assertThat(kafka.consumer()).containsEntry("isolation.level", "read_committed");
+
+    WeirSettings alo = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st",
+        standalone + ",weir.processing.guarantee=at_least_once,task.commit.ms=5000");
+    SamzaJobConfig atLeastOnce = new SamzaJobConfig(countPlan(alo), alo, "job-1");
+    assertThat(atLeastOnce.exactlyOnce()).isFalse();
+    assertThat(atLeastOnce.commitMs()).isEqualTo(5000);
+    assertThat(atLeastOnce.config()).doesNotContainKey("systems.weir-kafka.transactional.id.prefix");
+    KafkaSettings plain = KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(atLeastOnce.config()));
+    assertThat(plain.consumer()).containsEntry("isolation.level", "read_uncommitted");
+
+    // where it cannot hold: at-least-once by default, saying why; asked for, a clear error
+    WeirSettings memory = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st",
+        "--stateBackend=memory", standalone);
+    assertThat(new SamzaJobConfig(countPlan(memory), memory, "job-1").guarantee())
+        .isEqualTo("at_least_once (exactly_once is not possible here: --stateBackend=memory loses the tasks' state "
+            + "with their process)");
+    WeirSettings memoryEos = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st",
+        "--stateBackend=memory", standalone + ",weir.processing.guarantee=exactly_once");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(memoryEos), memoryEos, "job-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("weir.processing.guarantee=exactly_once is not possible here: --stateBackend=memory");
+    WeirSettings local = settings("--executionEnvironment=SAMZA_LOCAL",
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1,weir.processing.guarantee=exactly_once");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(local), local, "job-1"))
+        .hasMessageContaining("SAMZA_LOCAL takes no checkpoints");
+    WeirSettings files = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st", standalone
+        + ",task.checkpoint.factory=org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory");
+    assertThat(new SamzaJobConfig(countPlan(files), files, "job-1").exactlyOnce()).isFalse();
+    WeirSettings bad = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st",
+        standalone + ",weir.processing.guarantee=once");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(bad), bad, "job-1"))
+        .hasMessage("weir.processing.guarantee=once is not a processing guarantee; allowed: exactly_once, "
+            + "at_least_once");
   }
 }

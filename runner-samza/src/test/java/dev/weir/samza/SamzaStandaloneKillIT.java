@@ -24,7 +24,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Issue 15's multi-process proof: three Weir processes (child JVMs, the same main,
+ * Issue 15's multi-process proof, at-least-once ({@code weir.processing.guarantee=at_least_once}:
+ * the replays of source stages dropped by sequence number; {@link SamzaExactlyOnceCrashIT} tests
+ * the default, exactly-once): three Weir processes (child JVMs, the same main,
  * {@link StandaloneCountMain}) share one streaming job on {@code --executionEnvironment=SAMZA_STANDALONE}
  * (passthrough coordinator, {@code processor.id} 0, 1, 2, {@code job.container.count=3}) that counts
  * per key over a Kafka input topic of 6 partitions, on a real broker (test-services'
@@ -265,7 +267,8 @@ class SamzaStandaloneKillIT {
         "--parallelism=" + PARTITIONS, "--jobName=killit", "--stateBackend=rocksdb",
         "--stateDirectory=" + dir.resolve("state-" + processor),
         "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + ",processor.id=" + processor
-            + ",job.container.count=3,job.id=" + jobId + ",task.commit.ms=500,weir.kafka.timeout.ms=10000"));
+            + ",job.container.count=3,job.id=" + jobId + ",task.commit.ms=500,weir.kafka.timeout.ms=10000"
+            + ",weir.processing.guarantee=at_least_once"));
     File log = dir.resolve("process-" + processor + ".log").toFile();
     return new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log)).start();

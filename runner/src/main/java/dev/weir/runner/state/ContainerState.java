@@ -354,7 +354,15 @@ public final class ContainerState implements AutoCloseable {
 
   /** Flushes the object cache and commits the storage atomically. */
   public void commit() {
-    Map<String, byte[]> metadata = commitMetadata(Map.of());
+    commit(Map.of());
+  }
+
+  /**
+   * Flushes the object cache and commits the storage atomically, with {@code more} in the commit
+   * record (read back after a restart through the storage's {@code committedMetadata()}).
+   */
+  public void commit(Map<String, byte[]> more) {
+    Map<String, byte[]> metadata = commitMetadata(more);
     metadata.put("weir.commit", Long.toString(++commits).getBytes(StandardCharsets.UTF_8));
     flushBeforeCommit();
     cache.commit(metadata);

@@ -89,6 +89,9 @@ public final class HostedTask {
   private ContainerState state;
   private ContainerCommit commit;
   private boolean opened;
+  /** Every input had ended when the task opened: its restored state is past its end of input. */
+  private boolean restoredEnded;
+  private long droppedAfterRestoredEnd;
 
   /**
    * The task {@code taskName} of {@code plan} ({@code stage-N-pP}), not opened yet.
@@ -183,7 +186,12 @@ public final class HostedTask {
         : new ContainerState(settings.stateBackend(), stateDirectory, settings.objectCacheBounds(), name, false);
     state.keyGroups(settings.keyGroups());
     commit = new ContainerCommit(state, metrics.newCommitter(), task::committed);
+    if (hostStorage != null) {
+      // the task's heap part as of the host's last commit point: watermarks, metrics, operators' heap state
+      task.restore(hostStorage.committedMetadata());
+    }
     task.open(scope, commit);
+    restoredEnded = task.inputsEnded(); // nothing processed yet: only a restored end of input
     opened = true;
   }
 
@@ -191,11 +199,22 @@ public final class HostedTask {
    * Processes one envelope of input {@code input} ({@link #inputIndex}), then runs the task until
    * it waits for input again, sending its output to {@code out}.
    *
+   * A task restored past its end of input drops what it is given ({@link #droppedAfterRestoredEnd()}).
+   *
    * @param message a Beam {@code WindowedValue}, a {@link dev.weir.runner.stream.ProducerWatermark} or a {@link dev.weir.runner.stream.ProducerEndOfStream}
    * @throws RuntimeException the task's failure, with the task's name attached ({@link FailureContext})
+   * @throws IllegalStateException if a task that ended while running (not restored past its end) is given more input
    */
   public void process(int input, Object key, Object message, Output out) {
     scope.installOnCurrentThread();
+    if (restoredEnded) {
+      // restored past its end of input: what its producers send again (their last watermark and end
+      // of stream, or replays of elements whose effects the restored state holds) changes nothing;
+      // the task itself finishes its (restored) end, sending its end of stream again (idempotent)
+      droppedAfterRestoredEnd++;
+      pump(out);
+      return;
+    }
     if (task.nextOp() == TaskOp.NONE) {
       throw new IllegalStateException(name + " is done but got " + message + " on input " + inputs[input].ssp());
     }
@@ -222,7 +241,9 @@ public final class HostedTask {
    */
   public void endOfInput(Output out) {
     scope.installOnCurrentThread();
-    task.endOfInput();
+    if (!restoredEnded) { // a restored end was ended at open
+      task.endOfInput();
+    }
     pump(out);
     while (!isDone()) {
       LockSupport.parkNanos(DRAIN_PARK_NS);
@@ -234,15 +255,40 @@ public final class HostedTask {
    * The host's commit point (e.g. just before samza-core's commit): finishes the open bundle, if
    * any, moves its output to {@code out}, then flushes every dirty value of the object cache into
    * the storage and writes the commit record ({@link ContainerState#commit()}). After it, the
-   * storage holds the effect of every input envelope the task was given.
+   * storage holds the effect of every input envelope the task was given. With a host storage the
+   * commit record also holds the task's heap part (its producers' watermarks, its step metrics and
+   * its operators' heap state, e.g. elements pushed back until a side input is ready:
+   * {@link StageTask#snapshot}), which {@link #open} hands back to the task after a restart, as the
+   * embedded executor's checkpoints do.
+   *
+   * @return true if committed; false if the task is not quiet for a snapshot yet (an operator not
+   *     {@link StageTask#quietForCheckpoint() ready}): nothing was committed, the host tries again later
    */
-  public void commitState(Output out) {
+  public boolean commitState(Output out) {
     scope.installOnCurrentThread();
     if (task.nextOp() == TaskOp.PROCESS) {
       task.finishBundleForCheckpoint();
     }
     pump(out);
-    state.commit();
+    if (hostStorage == null) {
+      state.commit();
+      return true;
+    }
+    if (task.nextOp() != TaskOp.NONE && !task.quietForCheckpoint()) {
+      return false;
+    }
+    Map<String, byte[]> metadata = new HashMap<>();
+    task.snapshot(metadata);
+    state.commit(metadata);
+    return true;
+  }
+
+  /**
+   * Envelopes dropped because the task was restored past its end of input (its producers' last
+   * watermark and end of stream sent again after a restart, or replays of elements the state holds).
+   */
+  public long droppedAfterRestoredEnd() {
+    return droppedAfterRestoredEnd;
   }
 
   /** Whether the task sent its end of stream and has no output left. */

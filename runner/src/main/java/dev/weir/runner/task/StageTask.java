@@ -289,6 +289,14 @@ public final class StageTask implements CheckpointParticipant, AutoCloseable {
     }
   }
 
+  /**
+   * Whether every producer of every input ended (true from {@link #open} on for a task restored
+   * past its end of input).
+   */
+  public boolean inputsEnded() {
+    return watermarks.allInputsEnded();
+  }
+
   /** The task's phase (for tests). */
   TaskPhase phase() {
     return phase;

@@ -12,8 +12,15 @@ import dev.weir.runner.stream.ProducerEndOfStream;
 import dev.weir.runner.stream.ProducerWatermark;
 import dev.weir.runner.translation.JobPlan;
 import dev.weir.runner.translation.StagePlan;
+import dev.weir.state.store.SortedByteStore;
+import dev.weir.state.store.StateStorage;
+import dev.weir.state.store.memory.InMemoryStorage;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
@@ -67,6 +74,58 @@ class HostedTaskTest {
     }
   }
 
+  private JobPlan plan;
+  private WeirSettings settings;
+  private StagePlan grouping;
+
+  /** A host's store that outlives the hosted task (as a Samza store does): close only forgets it. */
+  private static StateStorage outliving(InMemoryStorage storage) {
+    return new StateStorage() {
+      @Override
+      public SortedByteStore store(String name) {
+        return storage.store(name);
+      }
+
+      @Override
+      public Set<String> storeNames() {
+        return storage.storeNames();
+      }
+
+      @Override
+      public void commit(Map<String, byte[]> metadata) {
+        storage.commit(metadata);
+      }
+
+      @Override
+      public Map<String, byte[]> committedMetadata() {
+        return storage.committedMetadata();
+      }
+
+      @Override
+      public long commitSequence() {
+        return storage.commitSequence();
+      }
+
+      @Override
+      public long stagedBytes() {
+        return storage.stagedBytes();
+      }
+
+      @Override
+      public Optional<Path> directory() {
+        return Optional.empty();
+      }
+
+      @Override
+      public boolean isDurable() {
+        return true;
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
   @BeforeEach
   void hostTheGroupingTask() throws Exception {
     WeirPipelineOptions options = PipelineOptionsFactory.fromArgs("--runner=WeirRunner", "--parallelism=1",
@@ -76,9 +135,9 @@ class HostedTaskTest {
         .apply("First", GroupByKey.create())
         .apply(ParDo.of(new CountPerKey()))
         .apply("Second", GroupByKey.create());
-    WeirSettings settings = WeirSettings.from(options);
-    JobPlan plan = WeirRunner.translate(p, settings);
-    StagePlan grouping = plan.stages().get(1);
+    settings = WeirSettings.from(options);
+    plan = WeirRunner.translate(p, settings);
+    grouping = plan.stages().get(1);
     task = new HostedTask(plan, JobPlan.taskName(grouping, 0), settings, new StepMetrics(), null);
     input = task.inputIndex(grouping.inputs().get(0).stream().name());
     producers = grouping.inputs().get(0).stream().producers();
@@ -145,5 +204,35 @@ class HostedTaskTest {
       assertThat(user.getSuppressed()).anySatisfy(c -> assertThat(c).hasMessageContaining(task.name())
           .hasMessageContaining("hosted"));
     });
+  }
+
+  @Test
+  void aHostStorage_keepsTheTasksHeapState_aTaskRestoredAfterItsEndDropsWhatItsProducersSendAgain()
+      throws Exception {
+    task.close();
+    StateStorage storage = outliving(new InMemoryStorage());
+    task = new HostedTask(plan, JobPlan.taskName(grouping, 0), settings, new StepMetrics(), null, storage);
+    task.open();
+    element("a", 1);
+    assertThat(task.commitState(out)).as("a quiet task commits").isTrue();
+    for (int producer = 0; producer < producers; producer++) {
+      task.process(input, null, new ProducerEndOfStream(producer, "upstream"), out);
+    }
+    assertThat(task.isDone()).isTrue();
+    assertThat(task.commitState(out)).isTrue(); // the host's last commit point, with the ended watermarks
+    task.close();
+    sent.clear();
+
+    // the host restarts the task over the same store: its producers' ends come back from the commit record
+    task = new HostedTask(plan, JobPlan.taskName(grouping, 0), settings, new StepMetrics(), null, storage);
+    task.open();
+    task.process(input, null, new ProducerWatermark(BoundedWindow.TIMESTAMP_MAX_VALUE.getMillis(), 0, "upstream"), out);
+    assertThat(task.isDone()).as("restored past its end of input, it ends again at once").isTrue();
+    task.process(input, null, new ProducerEndOfStream(0, "upstream"), out);
+    task.endOfInput(out);
+    assertThat(task.droppedAfterRestoredEnd()).isEqualTo(2);
+    assertThat(messages()).as("no group fired twice").noneMatch(WindowedValue.class::isInstance);
+    assertThat(messages().get(messages().size() - 1)).as("its end of stream again (idempotent downstream)")
+        .isInstanceOf(ProducerEndOfStream.class);
   }
 }
