@@ -60,6 +60,8 @@ final class SamzaJobConfig {
   static final String USER_REPLICATION = "weir.kafka.replication.factor";
   /** User key: whether a normally ended job deletes its topics. */
   static final String USER_DELETE_TOPICS = "weir.kafka.delete.topics";
+  /** samza-core's key: how long a commit may be skipped while the task's previous one is written, ms. */
+  static final String COMMIT_MAX_DELAY_MS = "task.commit.max.delay.ms";
   /** User key: the processing guarantee, {@code exactly_once} or {@code at_least_once}. */
   static final String USER_PROCESSING_GUARANTEE = "weir.processing.guarantee";
   /**
@@ -304,6 +306,16 @@ final class SamzaJobConfig {
     c.put(kafka + "samza.offset.default", "oldest");
     if (exactlyOnce) {
       c.put(kafka + KafkaSettings.TRANSACTIONAL_ID_PREFIX, prefix + "-" + jobName + "-" + runId);
+      // samza-core skips a commit asked for while the task's previous one is still being written
+      // (for up to task.commit.max.delay.ms); a skipped last commit would leave the task's last
+      // transaction open for good, blocking every read_committed reader of its partitions. With 0
+      // such a commit waits for the previous one instead.
+      if (user.containsKey(COMMIT_MAX_DELAY_MS) && !"0".equals(user.get(COMMIT_MAX_DELAY_MS).trim())) {
+        throw new IllegalArgumentException(COMMIT_MAX_DELAY_MS + "=" + user.get(COMMIT_MAX_DELAY_MS).trim()
+            + " is Weir's to set with " + USER_PROCESSING_GUARANTEE + "=exactly_once (0: a commit never skips an "
+            + "earlier one still being written, which would leave its Kafka transaction open); remove it");
+      }
+      c.put(COMMIT_MAX_DELAY_MS, "0");
     }
     user.forEach((k, v) -> {
       if (k.startsWith(USER_CLIENT_PREFIX)) {

@@ -291,8 +291,10 @@ final class SamzaStageTaskFactory implements AsyncStreamTaskFactory {
       task.endOfInput(output);
       // samza-core runs no more operations for this task (no process, tick or requested commit) except
       // the commit asked for in this callback: the last one, which with exactly-once makes the task's
-      // last outputs (its end of stream among them) visible
+      // last outputs (its end of stream among them) visible. Asked for even if the task asked before
+      // (done by its last envelope): that request may have been taken by a commit still under way.
       shutDownIfDone(coordinator);
+      requestCommit(coordinator);
     }
 
     @Override

@@ -34,8 +34,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Issue 43's crash test: exactly-once state in every stage of a SAMZA_STANDALONE job across
  * processes, under SIGKILLs at seeded random moments. Three child JVMs (processor ids 0-2,
- * passthrough coordinator, {@code weir.processing.guarantee} left at its default, exactly-once; task
- * commits every {@value #COMMIT_MS} ms) run {@link ExactlyOnceCrashMain} on a real broker
+ * passthrough coordinator, {@code weir.processing.guarantee} and {@code task.commit.ms} left at
+ * their defaults: exactly-once, a commit per task every second) run {@link ExactlyOnceCrashMain} on a real broker
  * (test-services' {@link KafkaBroker}): KafkaIO, a stateful relay with a side input and a
  * processing-time timer after one shuffle, a stateful count and sum per group after a second
  * shuffle, and 2-second windows summed per key (GroupByKey and Combine). While records are written
@@ -68,7 +68,7 @@ class SamzaExactlyOnceCrashIT {
   /** Input records per second, while the kills go on. */
   static final int RATE = 100;
   static final int KILLS = 10;
-  static final long COMMIT_MS = 300;
+  private static final long FIRST_TALLY_TIMEOUT_MS = 120_000;
   private static final long SETTLE_TIMEOUT_MS = 150_000;
   private static final boolean EXACTLY_ONCE =
       System.getProperty("weir.crash.guarantee", "exactly_once").equals("exactly_once");
@@ -196,15 +196,16 @@ class SamzaExactlyOnceCrashIT {
   private static final Pattern TASKS_LINE = Pattern.compile("Successfully loaded last processed offsets: (.*)");
   private static final Pattern TASK = Pattern.compile("(stage-\\d+-p\\d+)=");
 
-  /** Waits (up to 90 s) until at least {@code n} tally lines are written. */
+  /** Waits (up to {@value #FIRST_TALLY_TIMEOUT_MS} ms) until at least {@code n} tally lines are written. */
   private static void awaitTallied(Path dir, long n, Process[] processes) throws Exception {
-    long deadline = System.currentTimeMillis() + 90_000;
+    long deadline = System.currentTimeMillis() + FIRST_TALLY_TIMEOUT_MS;
     while (tallied(dir) < n) {
       for (int i = 0; i < processes.length; i++) {
         assertThat(processes[i].isAlive()).as("process %d alive; see its logs in %s", i, dir).isTrue();
       }
       if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("no tally line within 90 s; the broker's open transactions: "
+        throw new AssertionError("no tally line within " + FIRST_TALLY_TIMEOUT_MS + " ms; the broker's open "
+            + "transactions: "
             + openTransactions(KAFKA.broker().bootstrapServers()) + "; logs in " + dir);
       }
       Thread.sleep(100);
@@ -383,15 +384,14 @@ class SamzaExactlyOnceCrashIT {
   private static Process start(int processor, int start, Path dir, String bootstrap, String topic, String jobId)
       throws IOException {
     return StandaloneProcesses.start(ExactlyOnceCrashMain.class, log(dir, processor, start),
-        List.of("org.apache.samza.checkpoint.OffsetManager", "dev.weir.samza.WeirKafkaCheckpointManagerFactory", "dev.weir.samza.TaskTransaction",
+        List.of("org.apache.samza.checkpoint.OffsetManager", "dev.weir.samza.WeirKafkaCheckpointManagerFactory",
             "org.apache.samza.storage.TransactionalStateTaskRestoreManager"),
         List.of(dir.resolve("out-" + processor + ".txt").toString(), bootstrap, topic,
             "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--streaming=true",
             "--parallelism=" + PARTITIONS, "--jobName=eoscrash", "--stateBackend=rocksdb",
             "--stateDirectory=" + dir.resolve("state-" + processor),
             "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + ",processor.id=" + processor
-                + ",job.container.count=3,job.id=" + jobId + ",task.commit.ms=" + COMMIT_MS
-                + ",weir.kafka.timeout.ms=10000"
+                + ",job.container.count=3,job.id=" + jobId + ",weir.kafka.timeout.ms=10000"
                 + ",weir.processing.guarantee=" + (EXACTLY_ONCE ? "exactly_once" : "at_least_once")));
   }
 }

@@ -255,7 +255,8 @@ class SamzaJobConfigTest {
     assertThat(config.standalone()).isTrue();
     // exactly-once by default here: transactions per task, a commit every second
     assertThat(config.exactlyOnce()).isTrue();
-    assertThat(config.config()).containsEntry("systems.weir-kafka.transactional.id.prefix", "weir-j-run7");
+    assertThat(config.config()).containsEntry("systems.weir-kafka.transactional.id.prefix", "weir-j-run7")
+        .containsEntry("task.commit.max.delay.ms", "0");
     assertThat(config.commitMs()).isEqualTo(SamzaJobConfig.DEFAULT_EXACTLY_ONCE_COMMIT_MS);
     assertThat(config.checkpointDirectory()).isNull();
     // the source split plan: a topic of the job beside its checkpoints
@@ -359,6 +360,11 @@ class SamzaJobConfigTest {
     WeirSettings files = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st", standalone
         + ",task.checkpoint.factory=org.apache.samza.checkpoint.file.FileSystemCheckpointManagerFactory");
     assertThat(new SamzaJobConfig(countPlan(files), files, "job-1").exactlyOnce()).isFalse();
+    WeirSettings skipping = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st",
+        standalone + ",task.commit.max.delay.ms=60000");
+    assertThatThrownBy(() -> new SamzaJobConfig(countPlan(skipping), skipping, "job-1"))
+        .hasMessageStartingWith("task.commit.max.delay.ms=60000 is Weir's to set with weir.processing.guarantee="
+            + "exactly_once");
     WeirSettings bad = settings("--executionEnvironment=SAMZA_STANDALONE", "--stateDirectory=/tmp/st",
         standalone + ",weir.processing.guarantee=once");
     assertThatThrownBy(() -> new SamzaJobConfig(countPlan(bad), bad, "job-1"))
