@@ -22,7 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@link TaskTransaction} and {@link TaskTransactions} on a real broker: what a task sends becomes
  * visible to {@code read_committed} readers only with the checkpoint that commits it; what it sends
  * after the commit's seal waits for the next transaction; a new owner fences the old one and aborts
- * what it left open. About 15 s with the broker's start.
+ * what it left open; a broker lost mid-transaction fails the commit within the time-out, naming its
+ * address. About 20 s with the two brokers' starts.
  */
 class TaskTransactionIT {
   @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
@@ -111,5 +112,35 @@ class TaskTransactionIT {
       TaskTransactions.release(owner);
     }
     assertThat(TaskTransactions.find("tt-b", "stage-2-p1")).as("the last release forgets it").isNull();
+  }
+
+  @Test
+  void aBrokerLostMidTransaction_failsTheCommitWithinTheTimeOut_namingTheAddress() throws Exception {
+    KafkaBroker own = KafkaBroker.start(KafkaBroker.Config.in(java.nio.file.Path.of("target", "kafka-broker",
+        "tt-lost-" + System.currentTimeMillis())));
+    KafkaSettings settings;
+    TaskTransaction t;
+    try {
+      own.createTopic("tt-lost", 1);
+      settings = KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(Map.of(
+          "systems.weir-kafka.bootstrap.servers", own.bootstrapServers(),
+          "systems.weir-kafka.timeout.ms", "3000",
+          "systems.weir-kafka." + KafkaSettings.TRANSACTIONAL_ID_PREFIX, "tt-c")));
+      t = TaskTransactions.acquire(settings, "stage-0-p0", true);
+      t.send(record("tt-lost", "x"));
+      t.flush();
+    } finally {
+      own.close();
+    }
+    long lostNs = System.nanoTime();
+    try {
+      assertThatThrownBy(() -> t.commit("tt-lost", new byte[] {1}, new byte[] {1}))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("tt-c-stage-0-p0")
+          .hasMessageContaining("Kafka at " + settings.bootstrapServers());
+      assertThat((System.nanoTime() - lostNs) / 1_000_000L).as("ms to fail").isLessThan(30_000L);
+    } finally {
+      TaskTransactions.release(t);
+    }
   }
 }
