@@ -1,15 +1,7 @@
 package dev.weir.samza;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.Pipeline;
@@ -213,23 +205,7 @@ public final class ExactlyOnceCrashMain {
     }
   }
 
-  private static final Map<String, Writer> WRITERS = new HashMap<>();
-
-  static void append(String output, String line) {
-    synchronized (WRITERS) {
-      try {
-        Writer w = WRITERS.get(output);
-        if (w == null) {
-          w = Files.newBufferedWriter(Path.of(output), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-              StandardOpenOption.APPEND);
-          WRITERS.put(output, w);
-        }
-        w.write(line);
-        w.write('\n');
-        w.flush();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
+  private static void append(String output, String line) {
+    StandaloneProcesses.appendLine(output, line);
   }
 }

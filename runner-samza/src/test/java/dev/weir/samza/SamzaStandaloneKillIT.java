@@ -7,14 +7,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.testservices.KafkaBroker;
 import dev.weir.testservices.KafkaBrokerExtension;
-import java.io.File;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -109,7 +106,7 @@ class SamzaStandaloneKillIT {
 
       // SIGKILL process 1; more input while it is down; restart with its store directory kept
       Thread.sleep(SETTLE_MS);
-      kill(processes[1]);
+      StandaloneProcesses.kill(processes[1]);
       write(producer, topic, 1, expected);
       processes[1] = start(1, dir, broker.bootstrapServers(), topic, jobId);
       awaitCounts(dir, expected, processes, "phase 2 (process 1 restarted, store kept)");
@@ -123,14 +120,14 @@ class SamzaStandaloneKillIT {
       // between two checkpoints of process 2's source tasks (task.commit.ms=500), while they send
       awaitCheckpoint(broker.bootstrapServers(), "weir-killit-" + jobId + "-checkpoints", "stage-0-p2", "stage-0-p5");
       Thread.sleep(KILL_AFTER_CHECKPOINT_MS);
-      kill(processes[2]);
+      StandaloneProcesses.kill(processes[2]);
       writer.join();
       Path local = dir.resolve("state-2");
       try (Stream<Path> s = Files.walk(local)) {
         assertThat(s.filter(p -> p.getFileName().toString().equals("samza-logged-stores")))
             .as("process 2's Samza store directory").hasSize(1);
       }
-      deleteTree(local); // its stores and anything else it kept locally
+      StandaloneProcesses.deleteTree(local); // its stores and anything else it kept locally
       processes[2] = start(2, dir, broker.bootstrapServers(), topic, jobId);
       // counts written after the restart build on the restored state (the earlier lines alone may
       // already show phase 3's counts if process 2 counted them all before it was killed)
@@ -141,16 +138,7 @@ class SamzaStandaloneKillIT {
       System.out.println("SamzaStandaloneKillIT: replayed elements dropped by sequence number: " + droppedReplays(dir)
           + "; logs in " + dir);
     } finally {
-      for (Process p : processes) {
-        if (p != null) {
-          p.destroyForcibly();
-        }
-      }
-      for (Process p : processes) {
-        if (p != null) {
-          p.waitFor();
-        }
-      }
+      StandaloneProcesses.killAll(processes);
     }
   }
 
@@ -249,35 +237,23 @@ class SamzaStandaloneKillIT {
 
   private static Process start(int processor, Path dir, String bootstrap, String topic, String jobId)
       throws IOException {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        // what samza-core restored and from which checkpoint, in the process logs
-        "-Dorg.slf4j.simpleLogger.log.org.apache.samza.storage.TransactionalStateTaskRestoreManager=info",
-        "-Dorg.slf4j.simpleLogger.log.org.apache.samza.checkpoint.OffsetManager=info",
-        // replays dropped by sequence number
-        "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SamzaStageTaskFactory=info",
-        // the split plan each process (and each restart) read
-        "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SourceSplitPlan=info",
-        "-cp", System.getProperty("java.class.path"),
-        StandaloneCountMain.class.getName(),
-        dir.resolve("out-" + processor + ".txt").toString(), bootstrap, topic,
-        "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--streaming=true",
-        "--parallelism=" + PARTITIONS, "--jobName=killit", "--stateBackend=rocksdb",
-        "--stateDirectory=" + dir.resolve("state-" + processor),
-        "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + ",processor.id=" + processor
-            + ",job.container.count=3,job.id=" + jobId + ",task.commit.ms=500,weir.kafka.timeout.ms=10000"
-            + ",weir.processing.guarantee=at_least_once"));
-    File log = dir.resolve("process-" + processor + ".log").toFile();
-    return new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log)).start();
+    return StandaloneProcesses.start(StandaloneCountMain.class, dir.resolve("process-" + processor + ".log"),
+        List.of(
+            // what samza-core restored and from which checkpoint, in the process logs
+            "org.apache.samza.storage.TransactionalStateTaskRestoreManager", "org.apache.samza.checkpoint.OffsetManager",
+            // replays dropped by sequence number
+            "dev.weir.samza.SamzaStageTaskFactory",
+            // the split plan each process (and each restart) read
+            "dev.weir.samza.SourceSplitPlan"),
+        List.of(dir.resolve("out-" + processor + ".txt").toString(), bootstrap, topic,
+            "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--streaming=true",
+            "--parallelism=" + PARTITIONS, "--jobName=killit", "--stateBackend=rocksdb",
+            "--stateDirectory=" + dir.resolve("state-" + processor),
+            "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + ",processor.id=" + processor
+                + ",job.container.count=3,job.id=" + jobId + ",task.commit.ms=500,weir.kafka.timeout.ms=10000"
+                + ",weir.processing.guarantee=at_least_once"));
   }
 
-  private static void kill(Process process) throws InterruptedException {
-    process.destroyForcibly(); // SIGKILL on Linux
-    process.waitFor();
-  }
 
   /** The last {@code key=count} of every key over all output files. */
   private static Map<String, Long> counts(Path dir) throws IOException {
@@ -322,13 +298,4 @@ class SamzaStandaloneKillIT {
     assertThat(counts).as(phase + ": per-key counts; logs in " + dir).isEqualTo(expected);
   }
 
-  private static void deleteTree(Path root) throws IOException {
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-        Files.delete(p);
-      }
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
-    }
-  }
 }

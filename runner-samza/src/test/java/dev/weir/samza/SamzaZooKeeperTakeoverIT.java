@@ -138,16 +138,7 @@ class SamzaZooKeeperTakeoverIT {
       }
       System.out.println("SamzaZooKeeperTakeoverIT: replays dropped: " + droppedReplays(dir) + "; logs in " + dir);
     } finally {
-      for (Process p : processes) {
-        if (p != null) {
-          p.destroyForcibly();
-        }
-      }
-      for (Process p : processes) {
-        if (p != null) {
-          p.waitFor();
-        }
-      }
+      StandaloneProcesses.killAll(processes);
     }
   }
 

@@ -1,14 +1,6 @@
 package dev.weir.samza;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.Map;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.coders.VarLongCoder;
@@ -57,8 +49,6 @@ public final class StandaloneCountMain {
 
   /** Counts the records per key and appends {@code key=count} to the output file. */
   static final class CountFn extends DoFn<KV<String, String>, Void> {
-    private static final Map<String, Writer> WRITERS = new HashMap<>();
-
     @StateId("count")
     private final StateSpec<ValueState<Long>> countSpec = StateSpecs.value(VarLongCoder.of());
 
@@ -77,21 +67,7 @@ public final class StandaloneCountMain {
     }
 
     private void write(String line) {
-      synchronized (WRITERS) {
-        try {
-          Writer w = WRITERS.get(output);
-          if (w == null) {
-            w = Files.newBufferedWriter(Path.of(output), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                StandardOpenOption.APPEND);
-            WRITERS.put(output, w);
-          }
-          w.write(line);
-          w.write('\n');
-          w.flush();
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      }
+      StandaloneProcesses.appendLine(output, line);
     }
   }
 }

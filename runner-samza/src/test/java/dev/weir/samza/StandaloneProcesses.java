@@ -1,5 +1,5 @@
 // Role: child-JVM plumbing shared by the SAMZA_STANDALONE crash ITs: start one process of a job's
-// main with Weir's options, SIGKILL it, wipe its local state.
+// main with Weir's options, SIGKILL it, wipe its local state; the jobs' line-per-result output.
 // Threading: static helpers, called from the test thread.
 package dev.weir.samza;
 
@@ -71,6 +71,32 @@ final class StandaloneProcesses {
       }
     } catch (UncheckedIOException e) {
       throw e.getCause();
+    }
+  }
+
+  private static final java.util.Map<String, java.io.Writer> WRITERS = new java.util.HashMap<>();
+
+  /**
+   * Appends {@code line} and a newline to {@code output} and flushes, so that SIGKILL loses no
+   * written line; for the child jobs' DoFns (any thread).
+   *
+   * @throws UncheckedIOException if the file cannot be written
+   */
+  static void appendLine(String output, String line) {
+    synchronized (WRITERS) {
+      try {
+        java.io.Writer w = WRITERS.get(output);
+        if (w == null) {
+          w = Files.newBufferedWriter(Path.of(output), java.nio.charset.StandardCharsets.UTF_8,
+              java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+          WRITERS.put(output, w);
+        }
+        w.write(line);
+        w.write('\n');
+        w.flush();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
     }
   }
 
