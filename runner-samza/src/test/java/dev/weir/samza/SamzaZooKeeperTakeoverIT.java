@@ -9,12 +9,10 @@ import dev.weir.testservices.KafkaBroker;
 import dev.weir.testservices.KafkaBrokerExtension;
 import dev.weir.testservices.ZooKeeperExtension;
 import dev.weir.testservices.ZooKeeperServer;
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -169,29 +167,19 @@ class SamzaZooKeeperTakeoverIT {
 
   private static Process start(int n, Path dir, String bootstrap, String zk, String topic, String jobId)
       throws IOException {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        "-Dorg.slf4j.simpleLogger.log.org.apache.samza.zk.ZkJobCoordinator=info",
-        "-Dorg.slf4j.simpleLogger.log.org.apache.samza.storage.TransactionalStateTaskRestoreManager=info",
-        "-Dorg.slf4j.simpleLogger.log.org.apache.samza.checkpoint.OffsetManager=info",
-        "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SamzaStageTaskFactory=info",
-        "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SourceSplitPlan=info",
-        "-Dorg.slf4j.simpleLogger.log.dev.weir.samza.SamzaExecutionEnvironment=info",
-        "-cp", System.getProperty("java.class.path"),
-        StandaloneCountMain.class.getName(),
-        dir.resolve("out-" + n + ".txt").toString(), bootstrap, topic,
-        "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--streaming=true",
-        "--parallelism=" + PARTITIONS, "--jobName=zkit", "--stateBackend=rocksdb",
-        "--stateDirectory=" + dir.resolve("state-" + n),
-        "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + ",job.coordinator.zk.connect=" + zk
-            + ",job.id=" + jobId + ",task.commit.ms=500,weir.kafka.timeout.ms=10000"
-            + ",job.coordinator.zk.session.timeout.ms=4000,job.debounce.time.ms=2000"));
-    File log = dir.resolve("process-" + n + ".log").toFile();
-    return new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log)).start();
+    return StandaloneProcesses.start(StandaloneCountMain.class, dir.resolve("process-" + n + ".log"),
+        List.of("org.apache.samza.zk.ZkJobCoordinator", "org.apache.samza.storage.TransactionalStateTaskRestoreManager",
+            "org.apache.samza.checkpoint.OffsetManager", "dev.weir.samza.SamzaStageTaskFactory",
+            "dev.weir.samza.SourceSplitPlan", "dev.weir.samza.SamzaExecutionEnvironment"),
+        List.of(dir.resolve("out-" + n + ".txt").toString(), bootstrap, topic,
+            "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--streaming=true",
+            "--parallelism=" + PARTITIONS, "--jobName=zkit", "--stateBackend=rocksdb",
+            "--stateDirectory=" + dir.resolve("state-" + n),
+            "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + ",job.coordinator.zk.connect=" + zk
+                + ",job.id=" + jobId + ",task.commit.ms=500,weir.kafka.timeout.ms=10000"
+                + ",job.coordinator.zk.session.timeout.ms=4000,job.debounce.time.ms=2000"));
   }
+
 
   /** The process whose log has the latest "Generated new JobModel" line of samza-core's leader. */
   private static int leader(Path dir) throws IOException {
