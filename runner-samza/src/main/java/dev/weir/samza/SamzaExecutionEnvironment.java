@@ -144,9 +144,7 @@ public final class SamzaExecutionEnvironment implements ExecutionEnvironmentProv
         Files.createDirectories(Path.of(config.checkpointDirectory()));
       }
       SamzaStageTaskFactory tasks = new SamzaStageTaskFactory(plan, settings, metrics, config.topics(), null,
-          config.samzaStores(), config.commitMs(), config.watermarkIntervalMs(),
-          config.exactlyOnce() ? KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(config.config()))
-              .transactionalIdPrefix() : null);
+          config.samzaStores(), config.commitMs(), config.watermarkIntervalMs(), config.transactionalIdPrefix());
       LOG.info("Weir job {}: processing guarantee {}", config.jobName(), config.guarantee());
       SamzaTaskApplication app = new SamzaTaskApplication(plan, jobId, config.topics(), tasks);
       LOG.info("Weir job {} on Samza ({}, run {}): {} stage(s), {} task(s), topics {}; Samza config:\n{}",

@@ -120,6 +120,7 @@ final class SamzaJobConfig {
   private final String processorId;
   private final boolean exactlyOnce;
   private final String guaranteeReason;
+  private final String transactionalIdPrefix;
 
   /**
    * @param jobId the id under which the job's sources are bound in this JVM ({@link WeirJobs})
@@ -304,8 +305,9 @@ final class SamzaJobConfig {
     c.put(kafka + KafkaSettings.BOOTSTRAP_SERVERS, servers.trim());
     c.put(kafka + KafkaSettings.TIMEOUT_MS, Long.toString(timeoutMs));
     c.put(kafka + "samza.offset.default", "oldest");
+    this.transactionalIdPrefix = exactlyOnce ? prefix + "-" + jobName + "-" + runId : null;
     if (exactlyOnce) {
-      c.put(kafka + KafkaSettings.TRANSACTIONAL_ID_PREFIX, prefix + "-" + jobName + "-" + runId);
+      c.put(kafka + KafkaSettings.TRANSACTIONAL_ID_PREFIX, transactionalIdPrefix);
       // samza-core skips a commit asked for while the task's previous one is still being written
       // (for up to task.commit.max.delay.ms); a skipped last commit would leave the task's last
       // transaction open for good, blocking every read_committed reader of its partitions. With 0
@@ -390,6 +392,14 @@ final class SamzaJobConfig {
    */
   boolean exactlyOnce() {
     return exactlyOnce;
+  }
+
+  /**
+   * With exactly-once, the first part of every task's {@code transactional.id} (also in the Kafka
+   * system's config, {@link KafkaSettings#transactionalIdPrefix()}); else null.
+   */
+  String transactionalIdPrefix() {
+    return transactionalIdPrefix;
   }
 
   /** The processing guarantee and why, for the run's start line, e.g. {@code exactly_once (the default ...)}. */

@@ -255,6 +255,7 @@ class SamzaJobConfigTest {
     assertThat(config.standalone()).isTrue();
     // exactly-once by default here: transactions per task, a commit every second
     assertThat(config.exactlyOnce()).isTrue();
+    assertThat(config.transactionalIdPrefix()).isEqualTo("weir-j-run7");
     assertThat(config.config()).containsEntry("systems.weir-kafka.transactional.id.prefix", "weir-j-run7")
         .containsEntry("task.commit.max.delay.ms", "0");
     assertThat(config.commitMs()).isEqualTo(SamzaJobConfig.DEFAULT_EXACTLY_ONCE_COMMIT_MS);
@@ -339,6 +340,7 @@ class SamzaJobConfigTest {
     assertThat(atLeastOnce.exactlyOnce()).isFalse();
     assertThat(atLeastOnce.commitMs()).isEqualTo(5000);
     assertThat(atLeastOnce.config()).doesNotContainKey("systems.weir-kafka.transactional.id.prefix");
+    assertThat(atLeastOnce.transactionalIdPrefix()).isNull();
     KafkaSettings plain = KafkaSettings.of(SamzaJobConfig.KAFKA_SYSTEM, new MapConfig(atLeastOnce.config()));
     assertThat(plain.consumer()).containsEntry("isolation.level", "read_uncommitted");
 
