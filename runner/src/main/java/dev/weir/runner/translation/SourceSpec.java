@@ -52,7 +52,7 @@ public sealed interface SourceSpec {
 
     @Override
     public String describe() {
-      return "bounded read, " + splits.size() + " split(s)";
+      return "bounded read, " + splitsOf(splits);
     }
   }
 
@@ -81,7 +81,26 @@ public sealed interface SourceSpec {
 
     @Override
     public String describe() {
-      return "unbounded read, " + splits.size() + " split(s)";
+      return "unbounded read, " + splitsOf(splits);
     }
+  }
+
+  /**
+   * "N split(s)", or "N split group(s) of M split(s)" when the partitions read
+   * {@link BoundedSplitGroup}s or {@link UnboundedSplitGroup}s.
+   */
+  private static String splitsOf(List<?> splits) {
+    int grouped = 0;
+    for (Object s : splits) {
+      if (s instanceof BoundedSplitGroup<?> g) {
+        grouped += g.splits().size();
+      } else if (s instanceof UnboundedSplitGroup<?> g) {
+        grouped += g.splits().size();
+      } else {
+        grouped++;
+      }
+    }
+    return grouped == splits.size() ? splits.size() + " split(s)"
+        : splits.size() + " split group(s) of " + grouped + " split(s)";
   }
 }
