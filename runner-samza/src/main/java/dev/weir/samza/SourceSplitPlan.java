@@ -1,9 +1,12 @@
 package dev.weir.samza;
 
+import dev.weir.runner.BeamVersionCheck;
 import dev.weir.runner.translation.JobPlan;
+import dev.weir.runner.translation.NodeSpec;
 import dev.weir.runner.translation.PlannedSplits;
 import dev.weir.runner.translation.SourceSpec;
 import dev.weir.runner.translation.StagePlan;
+import dev.weir.runner.translation.StreamPlan;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -11,6 +14,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -57,10 +61,20 @@ import org.slf4j.LoggerFactory;
  * <p>Envelope (version {@value #VERSION}), big-endian: magic {@code 0x5753504C} ("WSPL"), version
  * (int), job name (UTF), who wrote it (UTF), when (long, ms since the epoch), the layout of the
  * planning process's translation (stage count (int), then each stage's partitions (int), by stage
- * id; version 1 has no layout and is still read, unchecked), payload length (int,
- * bytes), CRC-32C of the payload (int), payload: {@link SerializableUtils#serializeToByteArray}
+ * id; version 1 has no layout and is still read, unchecked), the planning process's Weir build
+ * (UTF, e.g. {@code dev.weir:weir-runner:0.1.0 for Beam 2.70.0}), the job's shape ({@link #shapeOf};
+ * length (int) and UTF-8 bytes; versions 1 and 2 have neither and are still read, unchecked), payload
+ * length (int, bytes), CRC-32C of the payload (int), payload: {@link SerializableUtils#serializeToByteArray}
  * (Java serialization, Snappy-compressed) of the list of {@link StageSplits}. A checksum or version
  * mismatch fails the start naming the store, so a torn or foreign plan is never read as splits.
+ *
+ * <p>The plan is also the job's record of what it is: a process that starts, or restarts, with a
+ * plan made by another Weir build fails naming both builds ({@link #adopt}), and one whose
+ * translation has another shape (another pipeline, other options) fails naming the first line that
+ * differs ({@link #sourcesFor}), before any task reads a checkpoint or a store. The stores,
+ * checkpoints and topics of a job are in its Weir's formats, and its checkpointed offsets belong to
+ * its tasks; Flink likewise refuses a savepoint whose operators it cannot map unless told to drop
+ * them.
  *
  * <p>Threading: immutable; built and read on the submitting thread.
  */
@@ -69,9 +83,11 @@ final class SourceSplitPlan {
   /** User config key: a plan file shared by all processes instead of the Kafka plan topic. */
   static final String PLAN_FILE_CONFIG = "weir.source.plan.file";
   static final int MAGIC = 0x5753504C;
-  static final int VERSION = 2;
-  /** The older envelope, without the layout: still read (its layout is not checked). */
+  static final int VERSION = 3;
+  /** The oldest envelope, without the layout: still read (its layout is not checked). */
   static final int VERSION_WITHOUT_LAYOUT = 1;
+  /** The envelope with the layout but without the Weir build and the job's shape: still read, those unchecked. */
+  static final int VERSION_WITHOUT_SHAPE = 2;
 
   /**
    * One source stage's splits.
@@ -91,16 +107,55 @@ final class SourceSplitPlan {
   private final List<StageSplits> stages;
   /** Partitions of every stage of the planning process's translation, by stage id; null if unknown (version 1). */
   private final int[] layout;
+  /** The planning process's Weir ({@code BeamVersionCheck.weirBuild()}); null if unknown (versions 1, 2). */
+  private final String weirBuild;
+  /** The planning process's job, one line per stage, node and stream ({@link #shapeOf}); null if unknown. */
+  private final String shape;
   private final int encodedBytes;
 
   private SourceSplitPlan(String jobName, String writtenBy, long writtenAtMs, List<StageSplits> stages, int[] layout,
-      int encodedBytes) {
+      String weirBuild, String shape, int encodedBytes) {
     this.jobName = jobName;
     this.writtenBy = writtenBy;
     this.writtenAtMs = writtenAtMs;
     this.stages = List.copyOf(stages);
     this.layout = layout;
+    this.weirBuild = weirBuild;
+    this.shape = shape;
     this.encodedBytes = encodedBytes;
+  }
+
+  /**
+   * The job's shape as text, one line per stage (partitions, kind of source, inputs), node (kind,
+   * step, consumers) and stream (kind, producer and consumer stages, counts): the translated job
+   * without its source splits, which may differ between processes ({@link #adopt}). Two processes,
+   * or a process and its restart, run the same job only if their shapes are equal.
+   */
+  static String shapeOf(JobPlan plan) {
+    StringBuilder b = new StringBuilder();
+    for (StagePlan stage : plan.stages()) {
+      b.append(stage.name()).append(" [").append(stage.partitions()).append(" partition(s)]");
+      if (stage.source() != null) {
+        b.append(" source ").append(stage.source().getClass().getSimpleName());
+      }
+      for (StagePlan.Input input : stage.inputs()) {
+        b.append(" reads ").append(input.stream().name()).append(" -> node ").append(input.entryNode());
+        if (input.isSideInput()) {
+          b.append(" (side input ").append(input.sideInput()).append(')');
+        }
+      }
+      b.append('\n');
+      for (NodeSpec node : stage.nodes()) {
+        b.append(stage.name()).append(" node ").append(node.index()).append(": ").append(node.kind()).append(" '")
+            .append(node.stepName()).append("' -> ").append(node.consumers().values()).append('\n');
+      }
+    }
+    for (StreamPlan stream : plan.streams()) {
+      b.append("stream ").append(stream.name()).append(": ").append(stream.kind()).append(' ')
+          .append(stream.producer().name()).append(" (").append(stream.producers()).append(" producer(s)) -> ")
+          .append(stream.consumer().name()).append(" (").append(stream.partitions()).append(" partition(s))\n");
+    }
+    return b.toString();
   }
 
   private static int[] layoutOf(JobPlan plan) {
@@ -122,16 +177,22 @@ final class SourceSplitPlan {
         stages.add(new StageSplits(stage.id(), step(stage), true, new ArrayList<>(u.splits())));
       }
     }
-    return new SourceSplitPlan(jobName, writtenBy, System.currentTimeMillis(), stages, layoutOf(plan), -1);
+    return new SourceSplitPlan(jobName, writtenBy, System.currentTimeMillis(), stages, layoutOf(plan),
+        BeamVersionCheck.weirBuild(), shapeOf(plan), -1);
   }
 
   private static String step(StagePlan stage) {
     return stage.nodes().isEmpty() ? stage.name() : stage.nodes().get(0).stepName();
   }
 
+  /** This plan as if made by another Weir build (tests). */
+  SourceSplitPlan withWeirBuild(String build) {
+    return new SourceSplitPlan(jobName, writtenBy, writtenAtMs, stages, layout, build, shape, -1);
+  }
+
   /** This plan with other stages (tests: a plan another translation would have made). */
   SourceSplitPlan withStages(List<StageSplits> other) {
-    return new SourceSplitPlan(jobName, writtenBy, writtenAtMs, other, layout, -1);
+    return new SourceSplitPlan(jobName, writtenBy, writtenAtMs, other, layout, weirBuild, shape, -1);
   }
 
   /** The stages' splits, in plan order. */
@@ -160,6 +221,10 @@ final class SourceSplitPlan {
       for (int partitions : layout) {
         out.writeInt(partitions);
       }
+      out.writeUTF(weirBuild);
+      byte[] shapeBytes = shape.getBytes(StandardCharsets.UTF_8);
+      out.writeInt(shapeBytes.length);
+      out.write(shapeBytes);
       out.writeInt(payload.length);
       out.writeInt((int) crc.getValue());
       out.write(payload);
@@ -184,16 +249,18 @@ final class SourceSplitPlan {
             + Integer.toHexString(magic) + ", not 0x" + Integer.toHexString(MAGIC) + ")");
       }
       int version = in.readInt();
-      if (version != VERSION && version != VERSION_WITHOUT_LAYOUT) {
-        throw new IllegalStateException("the split plan in " + where + " has version " + version + "; this Weir reads "
-            + "versions " + VERSION_WITHOUT_LAYOUT + " and " + VERSION + " only (written by another Weir version: run "
-            + "every process of the job on the same Weir, or start a new job.id)");
+      if (version < VERSION_WITHOUT_LAYOUT || version > VERSION) {
+        throw new IllegalStateException("the split plan in " + where + " has version " + version + "; this Weir ("
+            + BeamVersionCheck.weirBuild() + ") reads versions " + VERSION_WITHOUT_LAYOUT + " to " + VERSION + " only "
+            + "(written by another Weir version: run every process of the job on the same Weir, or start a new job.id)");
       }
       String job = in.readUTF();
       String by = in.readUTF();
       long atMs = in.readLong();
       int[] layout = null;
-      if (version == VERSION) {
+      String build = null;
+      String shape = null;
+      if (version >= VERSION_WITHOUT_SHAPE) {
         int stageCount = in.readInt();
         if (stageCount < 0 || stageCount > in.available() / 4) {
           throw new IllegalStateException("the split plan in " + where + " is corrupt: its layout has " + stageCount
@@ -203,6 +270,15 @@ final class SourceSplitPlan {
         for (int i = 0; i < stageCount; i++) {
           layout[i] = in.readInt();
         }
+      }
+      if (version >= VERSION) {
+        build = in.readUTF();
+        int shapeLength = in.readInt();
+        if (shapeLength < 0 || shapeLength > in.available()) {
+          throw new IllegalStateException("the split plan in " + where + " is corrupt: its job shape has " + shapeLength
+              + " byte(s), " + in.available() + " remain");
+        }
+        shape = new String(in.readNBytes(shapeLength), StandardCharsets.UTF_8);
       }
       int length = in.readInt();
       int checksum = in.readInt();
@@ -227,7 +303,7 @@ final class SourceSplitPlan {
       }
       @SuppressWarnings("unchecked")
       List<StageSplits> list = (List<StageSplits>) stages;
-      return new SourceSplitPlan(job, by, atMs, list, layout, envelope.length);
+      return new SourceSplitPlan(job, by, atMs, list, layout, build, shape, envelope.length);
     } catch (IOException e) {
       throw new IllegalStateException("the split plan in " + where + " is truncated (" + envelope.length
           + " byte(s)): " + e, e);
@@ -277,6 +353,12 @@ final class SourceSplitPlan {
         + "a new job.id";
     if (!this.jobName.equals(jobName)) {
       throw new IllegalStateException(prefix + "it was made for job " + this.jobName + hint);
+    }
+    String here = BeamVersionCheck.weirBuild();
+    if (weirBuild != null && !weirBuild.equals(here)) {
+      throw new IllegalStateException(prefix + "it was made by Weir " + weirBuild + ", this process runs Weir " + here
+          + "; every process of a job, and every restart of one, must run the same Weir, because a job's topics, "
+          + "checkpoints and stores are in that Weir's formats; to run on another Weir, start a new job.id");
     }
     Map<Integer, StageSplits> byStage = new LinkedHashMap<>();
     stages.forEach(s -> byStage.put(s.stage(), s));
@@ -344,6 +426,20 @@ final class SourceSplitPlan {
                   + "process's translation")
               + "; every process of a job must run the same pipeline with the same options (e.g. --parallelism); to "
               + "plan anew, start a new job.id");
+        }
+      }
+    }
+    if (shape != null) {
+      String[] theirs = shape.split("\n");
+      String[] mine = shapeOf(plan).split("\n");
+      for (int i = 0; i < Math.max(theirs.length, mine.length); i++) {
+        String a = i < theirs.length ? theirs[i] : "(nothing)";
+        String b = i < mine.length ? mine[i] : "(nothing)";
+        if (!a.equals(b)) {
+          throw new IllegalStateException(mismatchPrefix(jobName, where) + "the jobs differ at line " + (i + 1)
+              + " of their shapes: the plan's job has '" + a + "' and this process's translation '" + b
+              + "'; every process of a job, and every restart of one, must run the same pipeline with the same "
+              + "options; to run another pipeline, start a new job.id");
         }
       }
     }

@@ -3,6 +3,7 @@ package dev.weir.samza;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.runner.BeamVersionCheck;
 import dev.weir.runner.WeirPipelineOptions;
 import dev.weir.runner.WeirRunner;
 import dev.weir.runner.WeirSettings;
@@ -23,7 +24,10 @@ import org.apache.beam.sdk.io.BoundedSource;
 import org.apache.beam.sdk.io.Read;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.transforms.GroupByKey;
+import org.apache.beam.sdk.transforms.Values;
 import org.apache.beam.sdk.transforms.WithKeys;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,6 +59,11 @@ class SourceSplitPlanTest {
    * a shuffle.
    */
   private static Translated translated(long seed, int splits, int parallelism) {
+    return translated(seed, splits, parallelism, false);
+  }
+
+  /** As {@link #translated(long, int, int)}, with {@code Values} after the shuffle if {@code thenValues}. */
+  private static Translated translated(long seed, int splits, int parallelism, boolean thenValues) {
     String previous = System.getProperty(ProcessDependentSource.SEED_PROPERTY);
     String previousCount = System.getProperty(ProcessDependentSource.COUNT_PROPERTY);
     System.setProperty(ProcessDependentSource.SEED_PROPERTY, Long.toString(seed));
@@ -63,9 +72,12 @@ class SourceSplitPlanTest {
       WeirSettings settings = settings("--executionEnvironment=SAMZA_LOCAL", "--parallelism=" + parallelism,
           "--samzaConfigOverride=weir.kafka.bootstrap.servers=h:1");
       Pipeline p = Pipeline.create(settings.pipelineOptions());
-      p.apply("Read", Read.from(new ProcessDependentSource(0, 1000)))
+      PCollection<KV<Long, Iterable<Long>>> grouped = p.apply("Read", Read.from(new ProcessDependentSource(0, 1000)))
           .apply(WithKeys.<Long, Long>of(v -> v % 3).withKeyType(TypeDescriptors.longs()))
           .apply(GroupByKey.create());
+      if (thenValues) {
+        grouped.apply("Values", Values.create());
+      }
       return new Translated(p, settings, WeirRunner.translate(p, settings));
     } finally {
       restore(ProcessDependentSource.SEED_PROPERTY, previous);
@@ -144,16 +156,48 @@ class SourceSplitPlanTest {
     SourceSplitPlan read = SourceSplitPlan.decode(bytes.toByteArray(), WHERE);
     assertThat(splitNames(read.sourcesFor(plan(1, 4), "job", WHERE).get(0)))
         .isEqualTo(splitNames(plan.stages().get(0).source()));
-    assertThat(read.sourcesFor(plan(1, 2), "job", WHERE)).as("no layout: another --parallelism is not seen").hasSize(1);
+    assertThat(read.sourcesFor(plan(1, 8), "job", WHERE)).as("no layout: another --parallelism is not seen").hasSize(1);
   }
 
   @Test
   void otherVersion_failsNamingBothVersions() {
     byte[] envelope = SourceSplitPlan.of(plan(0, 4), "job", "p0").encode();
-    ByteBuffer.wrap(envelope).putInt(4, 3);
+    ByteBuffer.wrap(envelope).putInt(4, 4);
     assertThatThrownBy(() -> SourceSplitPlan.decode(envelope, "file /x/plan"))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("the split plan in file /x/plan has version 3; this Weir reads versions 1 and 2 only");
+        .hasMessageContaining("the split plan in file /x/plan has version 4; this Weir (" + BeamVersionCheck.weirBuild()
+            + ") reads versions 1 to 3 only");
+  }
+
+  @Test
+  void planOfAnotherWeirBuild_failsTheStartNamingBothBuilds() {
+    JobPlan plan = plan(0, 4);
+    String older = "dev.weir:weir-runner:0.0.9 for Beam 2.69.0";
+    SourceSplitPlan published = SourceSplitPlan.decode(
+        SourceSplitPlan.of(plan, "job", "processor 0").withWeirBuild(older).encode(), WHERE);
+    assertThatThrownBy(() -> published.adopt(plan, "job", WHERE))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("job job: the split plan in " + WHERE)
+        .hasMessageContaining("it was made by Weir " + older + ", this process runs Weir " + BeamVersionCheck.weirBuild())
+        .hasMessageContaining("start a new job.id");
+    assertThatThrownBy(() -> published.sourcesFor(plan, "job", WHERE)).hasMessageContaining("made by Weir " + older);
+    assertThat(SourceSplitPlan.decode(SourceSplitPlan.of(plan, "job", "p0").encode(), WHERE).sourcesFor(plan, "job",
+        WHERE)).as("the same build and shape").hasSize(1);
+  }
+
+  @Test
+  void restartWithAnotherPipelineOfTheSameLayout_failsNamingTheFirstLineThatDiffers() {
+    SourceSplitPlan published = SourceSplitPlan.decode(
+        SourceSplitPlan.of(plan(0, 4), "job", "processor 0").encode(), WHERE);
+    JobPlan withValues = translated(0, ProcessDependentSource.SPLITS, 4, true).plan();
+    assertThat(withValues.stages()).hasSameSizeAs(plan(0, 4).stages());
+    assertThatThrownBy(() -> published.sourcesFor(withValues, "job", WHERE))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("job job: the split plan in " + WHERE)
+        .hasMessageContaining("the jobs differ at line 6 of their shapes: the plan's job has 'stage-1 node 0: "
+            + "GroupByKey/OnePane 'GroupByKey' -> [[]]' and this process's translation 'stage-1 node 0: GroupByKey/OnePane "
+            + "'GroupByKey' -> [[1]]'")
+        .hasMessageContaining("start a new job.id");
   }
 
   @Test

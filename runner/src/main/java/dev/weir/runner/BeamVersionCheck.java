@@ -70,6 +70,16 @@ public final class BeamVersionCheck {
   }
 
   /**
+   * This Weir build, e.g. {@code dev.weir:weir-runner:0.1.0 for Beam 2.70.0}: what a job records
+   * to refuse a restart on another Weir (snapshots of one version are not told apart).
+   */
+  public static String weirBuild() {
+    Properties build = buildProperties();
+    return "dev.weir:" + build.getProperty("artifactId") + ":" + build.getProperty("version") + " for Beam "
+        + build.getProperty("beam.version");
+  }
+
+  /**
    * The message for a classpath whose Beam differs from the build's, or empty when they agree.
    *
    * @param sdkVersion the SDK's version, e.g. {@code 2.73.0}
