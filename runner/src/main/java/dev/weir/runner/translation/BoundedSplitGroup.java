@@ -41,21 +41,11 @@ public final class BoundedSplitGroup<T> extends BoundedSource<T> {
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
   public static List<? extends BoundedSource<?>> group(List<? extends BoundedSource<?>> splits, int groups) {
-    if (groups < 1) {
-      throw new IllegalArgumentException("groups must be at least 1, got " + groups);
-    }
-    if (splits.size() <= groups) {
+    if (splits.size() <= UnboundedSplitGroup.checkGroups(groups)) {
       return splits;
     }
-    List<List<BoundedSource>> members = new ArrayList<>(groups);
-    for (int g = 0; g < groups; g++) {
-      members.add(new ArrayList<>());
-    }
-    for (int i = 0; i < splits.size(); i++) {
-      members.get(i % groups).add(splits.get(i));
-    }
     List<BoundedSplitGroup<?>> out = new ArrayList<>(groups);
-    for (List<BoundedSource> m : members) {
+    for (List<? extends BoundedSource> m : UnboundedSplitGroup.roundRobin(splits, groups)) {
       out.add(new BoundedSplitGroup(m));
     }
     return out;

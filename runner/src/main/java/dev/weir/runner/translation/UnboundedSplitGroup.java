@@ -58,24 +58,62 @@ public final class UnboundedSplitGroup<T> extends UnboundedSource<T, UnboundedSp
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
   public static List<? extends UnboundedSource<?, ?>> group(List<? extends UnboundedSource<?, ?>> splits, int groups) {
-    if (groups < 1) {
-      throw new IllegalArgumentException("groups must be at least 1, got " + groups);
-    }
-    if (splits.size() <= groups) {
+    if (splits.size() <= checkGroups(groups)) {
       return splits;
     }
-    List<List<UnboundedSource>> members = new ArrayList<>(groups);
-    for (int g = 0; g < groups; g++) {
-      members.add(new ArrayList<>());
-    }
-    for (int i = 0; i < splits.size(); i++) {
-      members.get(i % groups).add(splits.get(i));
-    }
     List<UnboundedSplitGroup<?>> out = new ArrayList<>(groups);
-    for (List<UnboundedSource> m : members) {
+    for (List<? extends UnboundedSource> m : roundRobin(splits, groups)) {
       out.add(new UnboundedSplitGroup(m));
     }
     return out;
+  }
+
+  /** {@code groups}, if at least 1. @throws IllegalArgumentException if {@code groups} is less than 1 */
+  static int checkGroups(int groups) {
+    if (groups < 1) {
+      throw new IllegalArgumentException("groups must be at least 1, got " + groups);
+    }
+    return groups;
+  }
+
+  /** {@code items} dealt into {@code groups} lists: item {@code i} into list {@code i % groups}, in order. */
+  static <T> List<List<T>> roundRobin(List<? extends T> items, int groups) {
+    List<List<T>> out = new ArrayList<>(groups);
+    for (int g = 0; g < groups; g++) {
+      out.add(new ArrayList<>());
+    }
+    for (int i = 0; i < items.size(); i++) {
+      out.get(i % groups).add(items.get(i));
+    }
+    return out;
+  }
+
+  /** An action on one item that may throw an {@link IOException}. */
+  @FunctionalInterface
+  interface IoAction<T> {
+    void apply(T item) throws IOException;
+  }
+
+  /**
+   * Applies {@code action} to every item, even after one failed; then throws the first failure with
+   * the later ones suppressed.
+   */
+  static <T> void forEachThenThrow(List<? extends T> items, IoAction<T> action) throws IOException {
+    IOException failure = null;
+    for (T item : items) {
+      try {
+        action.apply(item);
+      } catch (IOException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
   }
 
   /**
@@ -174,24 +212,11 @@ public final class UnboundedSplitGroup<T> extends UnboundedSource<T, UnboundedSp
     /** Finalizes every split's mark; throws the first failure with the others suppressed. */
     @Override
     public void finalizeCheckpoint() throws IOException {
-      IOException failure = null;
-      for (UnboundedSource.CheckpointMark m : marks) {
-        if (m == null) {
-          continue;
-        }
-        try {
+      forEachThenThrow(marks, m -> {
+        if (m != null) {
           m.finalizeCheckpoint();
-        } catch (IOException e) {
-          if (failure == null) {
-            failure = e;
-          } else {
-            failure.addSuppressed(e);
-          }
         }
-      }
-      if (failure != null) {
-        throw failure;
-      }
+      });
     }
   }
 
@@ -353,21 +378,7 @@ public final class UnboundedSplitGroup<T> extends UnboundedSource<T, UnboundedSp
     /** Closes every split's reader; throws the first failure with the others suppressed. */
     @Override
     public void close() throws IOException {
-      IOException failure = null;
-      for (UnboundedReader<T> r : readers) {
-        try {
-          r.close();
-        } catch (IOException e) {
-          if (failure == null) {
-            failure = e;
-          } else {
-            failure.addSuppressed(e);
-          }
-        }
-      }
-      if (failure != null) {
-        throw failure;
-      }
+      forEachThenThrow(readers, UnboundedReader::close);
     }
   }
 }

@@ -19,7 +19,9 @@ import org.apache.beam.sdk.io.UnboundedSource;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.SerializableFunction;
 import org.apache.beam.sdk.util.CoderUtils;
+import org.joda.time.Instant;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,7 +37,8 @@ class SplitGroupTest {
   @SuppressWarnings("unchecked")
   private static List<UnboundedSource<Long, UnboundedSource.CheckpointMark>> countingSplits(int splits) throws Exception {
     List<UnboundedSource<Long, UnboundedSource.CheckpointMark>> out = new ArrayList<>();
-    for (UnboundedSource<Long, ?> s : CountingSource.unbounded().split(splits, OPTIONS)) {
+    SerializableFunction<Long, Instant> timestampIsValue = Instant::new;
+    for (UnboundedSource<Long, ?> s : CountingSource.unboundedWithTimestampFn(timestampIsValue).split(splits, OPTIONS)) {
       out.add((UnboundedSource<Long, UnboundedSource.CheckpointMark>) s);
     }
     return out;
@@ -67,7 +70,8 @@ class SplitGroupTest {
     }
     // three splits of the naturals: 0,1,2 from split 0,1,2, then 3,4,5, ...
     assertThat(read).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L);
-    assertThat(reader.getWatermark()).isLessThanOrEqualTo(reader.getCurrentTimestamp());
+    // each split's watermark is its last element's timestamp (= value): 9, 7 and 8
+    assertThat(reader.getWatermark()).isEqualTo(new Instant(7));
 
     Coder<UnboundedSplitGroup.Mark> coder = group.getCheckpointMarkCoder();
     byte[] encoded = CoderUtils.encodeToByteArray(coder, (UnboundedSplitGroup.Mark) reader.getCheckpointMark());
