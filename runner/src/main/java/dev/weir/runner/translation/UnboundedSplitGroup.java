@@ -68,7 +68,11 @@ public final class UnboundedSplitGroup<T> extends UnboundedSource<T, UnboundedSp
     return out;
   }
 
-  /** {@code groups}, if at least 1. @throws IllegalArgumentException if {@code groups} is less than 1 */
+  /**
+   * Returns {@code groups}, if at least 1.
+   *
+   * @throws IllegalArgumentException if {@code groups} is less than 1
+   */
   static int checkGroups(int groups) {
     if (groups < 1) {
       throw new IllegalArgumentException("groups must be at least 1, got " + groups);
