@@ -28,8 +28,9 @@ public interface WeirPipelineOptions extends PipelineOptions, StreamingOptions, 
 
   @Description("Number of partitions of every shuffled stage (tasks per stage after a GroupByKey), at "
       + "least 1. Source stages get one partition per split the source returns when asked for this many "
-      + "(some return more: Nexmark's generator returns one per event generator, 100 by default). "
-      + "Default: the number of available processors.")
+      + "(some return more: Nexmark's generator returns one per event generator, 100 by default); on "
+      + "the Samza execution environments a source that returns more splits than this is read by this many "
+      + "partitions, each reading a group of splits in turn. Default: the number of available processors.")
   @Default.InstanceFactory(AvailableProcessors.class)
   int getParallelism();
 
