@@ -386,12 +386,8 @@ class SamzaExactlyOnceCrashIT {
     return StandaloneProcesses.start(ExactlyOnceCrashMain.class, log(dir, processor, start),
         List.of("org.apache.samza.checkpoint.OffsetManager", "dev.weir.samza.WeirKafkaCheckpointManagerFactory",
             "org.apache.samza.storage.TransactionalStateTaskRestoreManager"),
-        List.of(dir.resolve("out-" + processor + ".txt").toString(), bootstrap, topic,
-            "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--streaming=true",
-            "--parallelism=" + PARTITIONS, "--jobName=eoscrash", "--stateBackend=rocksdb",
-            "--stateDirectory=" + dir.resolve("state-" + processor),
-            "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + ",processor.id=" + processor
-                + ",job.container.count=3,job.id=" + jobId + ",weir.kafka.timeout.ms=10000"
+        StandaloneProcesses.streamingJobArgs(dir, processor, bootstrap, topic, PARTITIONS, "eoscrash",
+            ",processor.id=" + processor + ",job.container.count=3,job.id=" + jobId + ",weir.kafka.timeout.ms=10000"
                 + ",weir.processing.guarantee=" + (EXACTLY_ONCE ? "exactly_once" : "at_least_once")));
   }
 }

@@ -245,13 +245,9 @@ class SamzaStandaloneKillIT {
             "dev.weir.samza.SamzaStageTaskFactory",
             // the split plan each process (and each restart) read
             "dev.weir.samza.SourceSplitPlan"),
-        List.of(dir.resolve("out-" + processor + ".txt").toString(), bootstrap, topic,
-            "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--streaming=true",
-            "--parallelism=" + PARTITIONS, "--jobName=killit", "--stateBackend=rocksdb",
-            "--stateDirectory=" + dir.resolve("state-" + processor),
-            "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + ",processor.id=" + processor
-                + ",job.container.count=3,job.id=" + jobId + ",task.commit.ms=500,weir.kafka.timeout.ms=10000"
-                + ",weir.processing.guarantee=at_least_once"));
+        StandaloneProcesses.streamingJobArgs(dir, processor, bootstrap, topic, PARTITIONS, "killit",
+            ",processor.id=" + processor + ",job.container.count=3,job.id=" + jobId
+                + ",task.commit.ms=500,weir.kafka.timeout.ms=10000,weir.processing.guarantee=at_least_once"));
   }
 
 

@@ -171,12 +171,8 @@ class SamzaZooKeeperTakeoverIT {
         List.of("org.apache.samza.zk.ZkJobCoordinator", "org.apache.samza.storage.TransactionalStateTaskRestoreManager",
             "org.apache.samza.checkpoint.OffsetManager", "dev.weir.samza.SamzaStageTaskFactory",
             "dev.weir.samza.SourceSplitPlan", "dev.weir.samza.SamzaExecutionEnvironment"),
-        List.of(dir.resolve("out-" + n + ".txt").toString(), bootstrap, topic,
-            "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--streaming=true",
-            "--parallelism=" + PARTITIONS, "--jobName=zkit", "--stateBackend=rocksdb",
-            "--stateDirectory=" + dir.resolve("state-" + n),
-            "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + ",job.coordinator.zk.connect=" + zk
-                + ",job.id=" + jobId + ",task.commit.ms=500,weir.kafka.timeout.ms=10000"
+        StandaloneProcesses.streamingJobArgs(dir, n, bootstrap, topic, PARTITIONS, "zkit",
+            ",job.coordinator.zk.connect=" + zk + ",job.id=" + jobId + ",task.commit.ms=500,weir.kafka.timeout.ms=10000"
                 + ",job.coordinator.zk.session.timeout.ms=4000,job.debounce.time.ms=2000"));
   }
 

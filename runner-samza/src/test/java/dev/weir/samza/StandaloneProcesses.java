@@ -40,6 +40,24 @@ final class StandaloneProcesses {
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
   }
 
+  /**
+   * The arguments of a streaming main that reads {@code topic} and writes {@code out-<n>.txt} in
+   * {@code dir} ({@code StandaloneCountMain}, {@code ExactlyOnceCrashMain}), as process {@code n} of a
+   * SAMZA_STANDALONE job with RocksDB state in {@code state-<n>}: the output file, the broker and
+   * the topic, then Weir's options.
+   *
+   * @param samzaConfig {@code --samzaConfigOverride} entries after the broker's address, starting
+   *     with a comma (e.g. {@code ",processor.id=0,job.id=1"})
+   */
+  static List<String> streamingJobArgs(Path dir, int n, String bootstrap, String topic, int parallelism,
+      String jobName, String samzaConfig) {
+    return List.of(dir.resolve("out-" + n + ".txt").toString(), bootstrap, topic,
+        "--runner=WeirRunner", "--executionEnvironment=SAMZA_STANDALONE", "--streaming=true",
+        "--parallelism=" + parallelism, "--jobName=" + jobName, "--stateBackend=rocksdb",
+        "--stateDirectory=" + dir.resolve("state-" + n),
+        "--samzaConfigOverride=weir.kafka.bootstrap.servers=" + bootstrap + samzaConfig);
+  }
+
   /** SIGKILL (on Linux) and wait for the process to be gone. */
   static void kill(Process process) throws InterruptedException {
     process.destroyForcibly();
