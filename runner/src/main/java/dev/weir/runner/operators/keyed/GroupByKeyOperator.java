@@ -106,9 +106,9 @@ import org.joda.time.Instant;
  *       element goes to runners-core at once, as its own work item.
  * </ul>
  *
- * <p>One on-time pane ({@link #firesOnlyOnTime}): with a non-merging WindowFn, the default trigger,
- * no allowed lateness and output at the end of the window (Beam's default windowing, and Nexmark's
- * fixed and sliding windows), every key and window gets exactly one pane, {@code ON_TIME}, first
+ * <p>One on-time pane ({@link #firesOnlyOnTime}): with the default trigger, no allowed lateness
+ * and output at the end of the window (Beam's default windowing, Nexmark's fixed, sliding and
+ * auction-or-bid windows, sessions by default), every key and window gets exactly one pane, {@code ON_TIME}, first
  * and last, at the window's end, once the input watermark passes it; elements of windows the
  * watermark already passed are dropped (counted as runners-core's {@code droppedDueToLateness}).
  * Then nothing runners-core keeps per key and window changes the result: no trigger state, pane
@@ -121,8 +121,10 @@ import org.joda.time.Instant;
  * pane; in profiles at 1,000,000 events its calls were 29% of Nexmark Q8's CPU samples and 45% of
  * Q5's, and this path made Q5 28% and Q8 13% faster (runner/BENCHMARKS.md, issue 14, session 13).
  * No hold is needed: the output timestamp is the timer's, and until a ready timer fired the output
- * watermark stays at it ({@link #watermarkHold()}). Every other windowing goes through runners-core;
- * {@code GroupByKeyOperatorTest} pins that both paths emit the same panes.
+ * watermark stays at it ({@link #watermarkHold()}). A merging WindowFn also needs each key's
+ * active windows: {@link MergingOnePanePath} keeps them, merges buffers and fires the merged
+ * windows. Every other windowing goes through runners-core; {@code GroupByKeyOperatorTest} pins
+ * that both paths emit the same panes.
  *
  * <p>Threading: confined to the task's container thread.
  */
@@ -143,6 +145,8 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
       Metrics.counter(LateDataDroppingDoFnRunner.class, LateDataDroppingDoFnRunner.DROPPED_DUE_TO_LATENESS);
   /** The windows' coder (the namespaces of the one-pane path's buffers and timers). */
   private final Coder<BoundedWindow> windowCoder;
+  /** The one-pane path of a merging WindowFn ({@link MergingOnePanePath}), else null; set at {@link #open}. */
+  private MergingOnePanePath<K, V, OutT> merging;
 
   /** Elements buffered per key at most before they are processed, within one bundle. */
   static final int MAX_BATCHED_ELEMENTS = 4096;
@@ -194,14 +198,13 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   }
 
   /**
-   * Whether a GroupByKey with {@code windowing} emits exactly one pane per key and window, on time
-   * at the end of the window: a non-merging WindowFn, the default trigger, no allowed lateness and
+   * Whether a GroupByKey with {@code windowing} emits exactly one pane per key and (merged) window,
+   * on time at the end of the window: the default trigger, no allowed lateness and
    * {@link TimestampCombiner#END_OF_WINDOW} (so no element can be late yet kept, and no pane comes
    * early, late or at another timestamp). Such a GroupByKey skips runners-core (see the class comment).
    */
   public static boolean firesOnlyOnTime(WindowingStrategy<?, ?> windowing) {
-    return windowing.getWindowFn().isNonMerging()
-        && windowing.getTrigger() instanceof DefaultTrigger
+    return windowing.getTrigger() instanceof DefaultTrigger
         && windowing.getAllowedLateness().getMillis() == 0
         && windowing.getTimestampCombiner() == TimestampCombiner.END_OF_WINDOW;
   }
@@ -262,6 +265,10 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     reduceFnRunners = new ReduceFnRunners<>(windowingStrategy, timers, output::accept, reduceFn, context.options(),
         keptRunners);
     runner = new LateDataDroppingDoFnRunner<>(new KeptRunners(), windowingStrategy, timers);
+    if (onTimeBuffer != null && !windowingStrategy.getWindowFn().isNonMerging()) {
+      merging = new MergingOnePanePath<>(windowingStrategy.getWindowFn(), onTimeBuffer, timers, output,
+          droppedDueToLateness);
+    }
   }
 
   @Override
@@ -270,6 +277,13 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
     KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
     WindowedValue<V> value = kv.withValue(kv.getValue().getValue());
+    if (merging != null) {
+      setCurrent(key);
+      startBundleIfNeeded();
+      merging.accept(key, value);
+      context.state().safePoint();
+      return;
+    }
     if (onTimeBuffer != null) {
       bufferOnTime(key, value);
       return;
@@ -319,6 +333,11 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     KeyContext<K> key = (KeyContext<K>) ready.key();
     setCurrent(key);
     startBundleIfNeeded();
+    if (merging != null) {
+      merging.fire(key, ready.data());
+      context.state().safePoint();
+      return;
+    }
     StateNamespace namespace = ready.data().getNamespace();
     BoundedWindow window = ((StateNamespaces.WindowNamespace<BoundedWindow>) namespace).getWindow();
     GroupingState<V, OutT> buffer = key.state().state(namespace, onTimeBuffer);

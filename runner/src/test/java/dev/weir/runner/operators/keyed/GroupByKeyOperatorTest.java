@@ -362,7 +362,77 @@ class GroupByKeyOperatorTest {
     assertThat(GroupByKeyOperator.firesOnlyOnTime(fixed.withTrigger(AfterWatermark.pastEndOfWindow()
         .withEarlyFirings(AfterPane.elementCountAtLeast(1))))).isFalse();
     assertThat(GroupByKeyOperator.firesOnlyOnTime(WindowingStrategy.of(Sessions.withGapDuration(Duration.millis(5)))))
-        .as("merging windows").isFalse();
+        .as("merging windows too").isTrue();
+  }
+
+  /**
+   * A window's timer is set at its first end and moved lazily: an element that extends the session
+   * leaves it, its firing sets it again at the window's end, and only then the pane goes. An element
+   * arriving between two slices of a watermark's firings, while its session's end is behind the
+   * watermark but its pane has not gone, joins that session (as it would on runners-core had its
+   * timer not fired yet); a session bridging two fires once, with both buffers.
+   */
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void mergingOnePanePath_anElementBetweenSlicesMergesIntoAReadyWindowNotFiredYet() {
+    open(WindowingStrategy.of(Sessions.withGapDuration(Duration.millis(10))), JobClock.SYSTEM, true);
+    WindowFn<Object, BoundedWindow> fn = (WindowFn<Object, BoundedWindow>) (WindowFn) Sessions.withGapDuration(
+        Duration.millis(10));
+    gbk.accept(element(fn, "k", 0, 1)); // [0, 10), timer at 9
+    gbk.accept(element(fn, "k", 5, 2)); // [0, 15), timer still at 9
+    gbk.accept(element(fn, "k", 30, 3)); // [30, 40), timer at 39
+    gbk.finishBundle();
+
+    OperatorDriver.deliver(gbk, new Instant(20)); // [0, 15) ends at 14: ready (timer at 9)
+    OperatorDriver.fire(gbk, 1); // fires at 9: the session grew, so it is set again at 14
+    assertThat(out).isEmpty();
+    gbk.accept(element(fn, "k", 12, 4)); // [12, 22): joins [0, 15) -> [0, 22), not yet fired
+    gbk.accept(element(fn, "k", 21, 5)); // [21, 31): bridges [0, 22) and [30, 40) -> [0, 40)
+    gbk.finishBundle();
+    while (OperatorDriver.hasReadyTimers(gbk)) {
+      OperatorDriver.fire(gbk, 1);
+    }
+    assertThat(out).as("[0, 40) ends after the watermark").isEmpty();
+
+    OperatorDriver.deliver(gbk, new Instant(40));
+    while (OperatorDriver.hasReadyTimers(gbk)) {
+      OperatorDriver.fire(gbk, 1);
+    }
+    gbk.finishBundle();
+    assertThat(out).hasSize(1);
+    assertThat(List.<Object>copyOf(out.get(0).getWindows())).containsExactly(new IntervalWindow(new Instant(0), new Instant(40)));
+    assertThat(out.get(0).getTimestamp()).isEqualTo(new Instant(39));
+    assertThat(out.get(0).getPaneInfo()).isEqualTo(PaneInfo.ON_TIME_AND_ONLY_FIRING);
+    @SuppressWarnings("unchecked")
+    KV<String, Iterable<Integer>> group = (KV<String, Iterable<Integer>>) out.get(0).getValue();
+    assertThat(group.getValue()).containsExactlyInAnyOrder(1, 2, 3, 4, 5);
+    assertThat(gbk.watermarkHold()).isEqualTo(BoundedWindow.TIMESTAMP_MAX_VALUE);
+  }
+
+  /**
+   * The one-pane path of merging windows ({@link MergingOnePanePath}) against runners-core, on the
+   * same seeded random input: elements of a few keys whose sessions grow, bridge two active
+   * sessions into one or arrive late (dropped and counted); several watermark advances, then the
+   * end of input. Same panes (values, timestamps, windows, pane info)
+   * and late drops, for a GroupByKey and a Combine.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+  void mergingOnePanePath_emitsWhatRunnersCoreEmits(long seed) throws IOException {
+    for (long gap : new long[] {5, 40}) {
+      WindowingStrategy<?, ?> windowing = WindowingStrategy.of(Sessions.withGapDuration(Duration.millis(gap)));
+      assertThat(GroupByKeyOperator.firesOnlyOnTime(windowing)).isTrue();
+      for (boolean combining : new boolean[] {false, true}) {
+        Run runnersCore = drive(windowing, combining, false, seed);
+        Run onePane = drive(windowing, combining, true, seed);
+        String as = "gap " + gap + ", combining " + combining;
+        assertThat(runnersCore.panes).as(as).isNotEmpty();
+        assertThat(runnersCore.droppedLate).as(as).isPositive();
+        assertThat(onePane.panes).as(as).containsExactlyInAnyOrderElementsOf(runnersCore.panes);
+        assertThat(onePane.panes).extracting(p -> p.pane).containsOnly(PaneInfo.ON_TIME_AND_ONLY_FIRING);
+        assertThat(onePane.droppedLate).as(as).isEqualTo(runnersCore.droppedLate);
+      }
+    }
   }
 
   static Stream<WindowFn<?, ?>> nonMergingWindowFns() {
@@ -397,6 +467,17 @@ class GroupByKeyOperatorTest {
 
   @SuppressWarnings({"unchecked", "rawtypes"})
   private Run drive(WindowingStrategy<?, ?> windowing, boolean combining, boolean onTimePath) throws IOException {
+    return drive(windowing, combining, onTimePath, 0);
+  }
+
+  /**
+   * Drives a GroupByKey (or Combine of sums) as the translator or runners-core would build it: with
+   * {@code seed} 0 the fixed input of {@link #onePanePath_emitsWhatRunnersCoreEmits}, else a random
+   * input from {@code seed} (see {@link #mergingOnePanePath_emitsWhatRunnersCoreEmits}).
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private Run drive(WindowingStrategy<?, ?> windowing, boolean combining, boolean onTimePath, long seed)
+      throws IOException {
     List<WindowedValue<?>> emitted = new ArrayList<>();
     TupleTag outTag = new TupleTag<>();
     GroupByKeyOperator op;
@@ -417,13 +498,16 @@ class GroupByKeyOperatorTest {
       op.open(new OperatorContext(PipelineOptionsFactory.create(), "gbk", 0, Map.of(outTag, emitted::add), own,
           JobClock.SYSTEM));
       WindowFn<Object, BoundedWindow> fn = (WindowFn<Object, BoundedWindow>) windowing.getWindowFn();
-      for (int t = 0; t < 30; t += 3) {
+      if (seed != 0) {
+        driveRandomly(op, fn, new java.util.Random(seed));
+      }
+      for (int t = 0; seed == 0 && t < 30; t += 3) {
         op.accept(element(fn, "k" + (t % 2), t, t));
         op.accept(element(fn, "hot", t + 1, 100 + t));
       }
       op.finishBundle();
-      fireAll(op, new Instant(15));
-      for (int t = 1; t < 40; t += 7) { // before 15: late unless a window of the element is still open
+      fireAll(op, new Instant(seed == 0 ? 15 : 1_000_000));
+      for (int t = 1; seed == 0 && t < 40; t += 7) { // before 15: late unless a window of the element is still open
         op.accept(element(fn, "k" + (t % 3), t, 1000 + t));
       }
       op.finishBundle();
@@ -446,6 +530,34 @@ class GroupByKeyOperatorTest {
     long dropped = metrics.getCounter(MetricName.named(LateDataDroppingDoFnRunner.class,
         LateDataDroppingDoFnRunner.DROPPED_DUE_TO_LATENESS)).getCumulative();
     return new Run(panes, dropped);
+  }
+
+  /**
+   * 400 elements of keys k0..k3 at times around a moving watermark (some behind it: late for their
+   * windows), in bundles of a few elements; after some bundles the watermark advances and the ready
+   * timers fire in slices. (Which windows fire in the first slices differs between the paths, so no
+   * element arrives between slices here: see
+   * {@link #mergingOnePanePath_anElementBetweenSlicesMergesIntoAReadyWindowNotFiredYet}.)
+   */
+  private static void driveRandomly(GroupByKeyOperator<?, ?, ?> op, WindowFn<Object, BoundedWindow> fn,
+      java.util.Random random) {
+    long watermark = 0;
+    for (int i = 0; i < 400; i++) {
+      long t = watermark - 60 + random.nextInt(160);
+      op.accept(element(fn, "k" + random.nextInt(4), Math.max(0, t), i));
+      if (random.nextInt(5) == 0) {
+        op.finishBundle();
+      }
+      if (random.nextInt(25) == 0) {
+        op.finishBundle();
+        watermark += random.nextInt(60);
+        OperatorDriver.deliver(op, new Instant(watermark));
+        while (OperatorDriver.hasReadyTimers(op)) {
+          OperatorDriver.fire(op, 3);
+        }
+        op.finishBundle();
+      }
+    }
   }
 
   /** An element of {@code key} at {@code timestamp} in the windows {@code fn} assigns. */
