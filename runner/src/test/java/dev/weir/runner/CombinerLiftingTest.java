@@ -94,7 +94,8 @@ class CombinerLiftingTest {
     Pipeline sessions = Pipelines.create(false);
     input(sessions).apply(Window.into(Sessions.withGapDuration(Duration.millis(5)))).apply(Sum.integersPerKey());
     JobPlan notLifted = WeirRunner.translate(sessions, Pipelines.options(false));
-    assertThat(kinds(notLifted)).contains("CombiningGroupByKey").doesNotContain("PartialCombine", "GroupByKey");
+    assertThat(kinds(notLifted)).as("sessions: combined in the GroupByKey, on the merging one-pane path")
+        .contains("CombiningGroupByKey/OnePane").doesNotContain("PartialCombine", "GroupByKey");
   }
 
   @Test

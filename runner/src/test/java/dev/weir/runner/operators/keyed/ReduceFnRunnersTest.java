@@ -160,8 +160,13 @@ class ReduceFnRunnersTest {
     return panes;
   }
 
+  /**
+   * Sessions whose panes carry their earliest element's timestamp: runners-core's path (with the
+   * default end-of-window timestamp they would take the merging one-pane path, which keeps no runners).
+   */
   private static WindowingStrategy<?, ?> sessions() {
-    return WindowingStrategy.of(Sessions.withGapDuration(Duration.millis(10)));
+    return WindowingStrategy.of(Sessions.withGapDuration(Duration.millis(10)))
+        .withTimestampCombiner(org.apache.beam.sdk.transforms.windowing.TimestampCombiner.EARLIEST);
   }
 
   private static GroupByKeyOperator<String, Integer, Iterable<Integer>> open(WindowingStrategy<?, ?> windowing,
