@@ -121,9 +121,11 @@ import org.joda.time.Instant;
  * pane; in profiles at 1,000,000 events its calls were 29% of Nexmark Q8's CPU samples and 45% of
  * Q5's, and this path made Q5 28% and Q8 13% faster (runner/BENCHMARKS.md, issue 14, session 13).
  * No hold is needed: the output timestamp is the timer's, and until a ready timer fired the output
- * watermark stays at it ({@link #watermarkHold()}). A merging WindowFn also needs each key's
- * active windows: {@link MergingOnePanePath} keeps them, merges buffers and fires the merged
- * windows. Every other windowing goes through runners-core; {@code GroupByKeyOperatorTest} pins
+ * watermark stays at it ({@link #watermarkHold()}). Windows that need merging (a merging WindowFn
+ * whose windows no upstream GroupByKey merged already: {@link WindowingStrategy#needsMerge()}, as
+ * runners-core decides) also need each key's active windows: {@link MergingOnePanePath} keeps
+ * them, merges buffers and fires the merged windows; already merged windows are kept apart, as
+ * non-merging ones. Every other windowing goes through runners-core; {@code GroupByKeyOperatorTest} pins
  * that both paths emit the same panes.
  *
  * <p>Threading: confined to the task's container thread.
@@ -145,7 +147,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
       Metrics.counter(LateDataDroppingDoFnRunner.class, LateDataDroppingDoFnRunner.DROPPED_DUE_TO_LATENESS);
   /** The windows' coder (the namespaces of the one-pane path's buffers and timers). */
   private final Coder<BoundedWindow> windowCoder;
-  /** The one-pane path of a merging WindowFn ({@link MergingOnePanePath}), else null; set at {@link #open}. */
+  /** The one-pane path of windows that need merging ({@link MergingOnePanePath}), else null; set at {@link #open}. */
   private MergingOnePanePath<K, V, OutT> merging;
 
   /** Elements buffered per key at most before they are processed, within one bundle. */
@@ -265,7 +267,7 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     reduceFnRunners = new ReduceFnRunners<>(windowingStrategy, timers, output::accept, reduceFn, context.options(),
         keptRunners);
     runner = new LateDataDroppingDoFnRunner<>(new KeptRunners(), windowingStrategy, timers);
-    if (onTimeBuffer != null && !windowingStrategy.getWindowFn().isNonMerging()) {
+    if (onTimeBuffer != null && windowingStrategy.needsMerge()) {
       merging = new MergingOnePanePath<>(windowingStrategy.getWindowFn(), onTimeBuffer, timers, output,
           droppedDueToLateness);
     }

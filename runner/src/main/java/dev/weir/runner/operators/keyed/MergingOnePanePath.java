@@ -29,8 +29,9 @@ import org.apache.beam.sdk.values.WindowedValues;
 import org.joda.time.Instant;
 
 /**
- * The one-pane path of a GroupByKey over a merging WindowFn (sessions, Nexmark's auction-or-bid
- * windows): with the default trigger, no allowed lateness and output at the end of the window
+ * The one-pane path of a GroupByKey over windows that need merging (a merging WindowFn such as
+ * sessions or Nexmark's auction-or-bid windows, not already merged by an upstream GroupByKey:
+ * {@code WindowingStrategy.needsMerge()}, as runners-core decides): with the default trigger, no allowed lateness and output at the end of the window
  * ({@link GroupByKeyOperator#firesOnlyOnTime}), each merged window of a key gets exactly one pane,
  * {@code ON_TIME}, first and last, at its end, once the input watermark passed it, as runners-core's
  * {@code ReduceFnRunner} emits it. This class keeps only what that pane needs, instead of

@@ -410,6 +410,84 @@ class GroupByKeyOperatorTest {
   }
 
   /**
+   * Sessions an upstream GroupByKey merged already ({@code WindowingStrategy.isAlreadyMerged()})
+   * are not merged again: overlapping windows of one key fire apart, as runners-core keeps them
+   * (Beam's {@code GroupByKeyTest.testWindowFnPostMerging}).
+   */
+  @Test
+  void alreadyMergedSessionsAreNotMergedAgain() {
+    open(WindowingStrategy.of(Sessions.withGapDuration(Duration.millis(4))).withAlreadyMerged(true), JobClock.SYSTEM,
+        true);
+    IntervalWindow first = new IntervalWindow(new Instant(1), new Instant(8));
+    IntervalWindow second = new IntervalWindow(new Instant(3), new Instant(7));
+    gbk.accept(WindowedValues.of(KV.of("k", 5), new Instant(7), first, PaneInfo.NO_FIRING));
+    gbk.accept(WindowedValues.of(KV.of("k", 3), new Instant(6), second, PaneInfo.NO_FIRING));
+    gbk.finishBundle();
+    fireAll(gbk, BoundedWindow.TIMESTAMP_MAX_VALUE);
+    gbk.finishBundle();
+    assertThat(out).extracting(v -> (Object) List.of(v.getValue(), v.getWindows().iterator().next()))
+        .containsExactlyInAnyOrder(List.of(KV.of("k", List.of(3)), second), List.of(KV.of("k", List.of(5)), first));
+  }
+
+  /**
+   * A WindowFn that merges overlapping windows only when their starts differ: [0, 10) and [5, 15)
+   * become [0, 15) (its state kept under [0, 10)), then a new [0, 10) is not merged into it. The
+   * two windows would share a buffer: the path refuses, naming both, instead of mixing them.
+   */
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void mergingOnePanePath_refusesANewWindowThatIsAnotherWindowsStateAddress() {
+    WindowFn<Object, IntervalWindow> fn = new MergesOnlyDifferentStarts();
+    open(WindowingStrategy.of(fn), JobClock.SYSTEM, true);
+    WindowFn<Object, BoundedWindow> assign = (WindowFn) fn;
+    gbk.accept(element(assign, "k", 0, 1));
+    gbk.accept(element(assign, "k", 5, 2));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> gbk.accept(element(assign, "k", 0, 3)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(MergesOnlyDifferentStarts.class.getName())
+        .hasMessageContaining(new IntervalWindow(new Instant(0), new Instant(15)).toString())
+        .hasMessageContaining("cannot keep both windows' elements apart");
+  }
+
+  /** [t, t + 10) per element; merges the first two overlapping windows whose starts differ. */
+  private static final class MergesOnlyDifferentStarts extends WindowFn<Object, IntervalWindow> {
+    @Override
+    public java.util.Collection<IntervalWindow> assignWindows(AssignContext c) {
+      return List.of(new IntervalWindow(c.timestamp(), Duration.millis(10)));
+    }
+
+    @Override
+    public void mergeWindows(MergeContext c) throws Exception {
+      List<IntervalWindow> windows = new ArrayList<>(c.windows());
+      for (int i = 0; i < windows.size(); i++) {
+        for (int j = i + 1; j < windows.size(); j++) {
+          IntervalWindow a = windows.get(i);
+          IntervalWindow b = windows.get(j);
+          if (a.intersects(b) && !a.start().equals(b.start())) {
+            c.merge(List.of(a, b), a.span(b));
+            return;
+          }
+        }
+      }
+    }
+
+    @Override
+    public boolean isCompatible(WindowFn<?, ?> other) {
+      return other instanceof MergesOnlyDifferentStarts;
+    }
+
+    @Override
+    public org.apache.beam.sdk.coders.Coder<IntervalWindow> windowCoder() {
+      return IntervalWindow.getCoder();
+    }
+
+    @Override
+    public org.apache.beam.sdk.transforms.windowing.WindowMappingFn<IntervalWindow> getDefaultWindowMappingFn() {
+      throw new UnsupportedOperationException("no side inputs");
+    }
+  }
+
+  /**
    * The one-pane path of merging windows ({@link MergingOnePanePath}) against runners-core, on the
    * same seeded random input: elements of a few keys whose sessions grow, bridge two active
    * sessions into one or arrive late (dropped and counted); several watermark advances, then the
