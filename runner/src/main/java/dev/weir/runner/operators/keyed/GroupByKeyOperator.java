@@ -279,13 +279,6 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
     WindowedValue<KV<K, V>> kv = (WindowedValue<KV<K, V>>) element;
     KeyContext<K> key = keyContext(keyBytes, kv.getValue().getKey());
     WindowedValue<V> value = kv.withValue(kv.getValue().getValue());
-    if (merging != null) {
-      setCurrent(key);
-      startBundleIfNeeded();
-      merging.accept(key, value);
-      context.state().safePoint();
-      return;
-    }
     if (onTimeBuffer != null) {
       bufferOnTime(key, value);
       return;
@@ -304,11 +297,17 @@ public final class GroupByKeyOperator<K, V, OutT> extends KeyedOperator<K> {
   /**
    * The one-pane path: adds {@code value} to the buffer of each of its windows the input watermark
    * has not passed, setting the window's end-of-window timer when the buffer was empty, and drops
-   * (and counts) it for the others, as runners-core's late-data filter would with no allowed lateness.
+   * (and counts) it for the others, as runners-core's late-data filter would with no allowed lateness;
+   * windows that need merging go to {@link MergingOnePanePath#accept} instead.
    */
   private void bufferOnTime(KeyContext<K> key, WindowedValue<V> value) {
     setCurrent(key);
     startBundleIfNeeded();
+    if (merging != null) {
+      merging.accept(key, value);
+      context.state().safePoint();
+      return;
+    }
     long inputWatermarkMs = timers.currentInputWatermarkTime().getMillis();
     for (BoundedWindow window : value.getWindows()) {
       Instant end = window.maxTimestamp();
